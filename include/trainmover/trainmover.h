@@ -1,0 +1,162 @@
+/*
+ * TrainMover C API: a slot-addressed collective communicator.
+ *
+ * A communicator serves one *slot* (logical rank) of a job of `nslots` slots.
+ * Every result depends only on slot numbers, never on which process serves a
+ * slot: reductions run in an order fixed by the slots, so results are bitwise
+ * reproducible from run to run.
+ *
+ * Conventions (NCCL-like):
+ *  - every function returns a tm_result_t; TM_SUCCESS is 0;
+ *  - tm_get_error_string() names a code; tm_get_last_error() gives the detail
+ *    of the last failed call made by the calling thread;
+ *  - handles are opaque; a communicator may be used by one thread at a time;
+ *  - calls block until the operation is complete or has failed; every wait is
+ *    bounded by the communicator's timeouts.
+ *
+ * Failures: when a peer dies, hangs or sends bad data, the operation in flight
+ * returns an error naming the slot at fault (tm_comm_failed_slot()), and every
+ * later operation on that communicator returns the same error. The
+ * communicator can then be destroyed; the process carries on. After a failed
+ * collective the contents of its output buffer are undefined; an out-of-place
+ * collective never modifies its input buffer, so it can be issued again.
+ */
+#ifndef TRAINMOVER_TRAINMOVER_H
+#define TRAINMOVER_TRAINMOVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TM_VERSION_MAJOR 0
+#define TM_VERSION_MINOR 1
+#define TM_VERSION_PATCH 0
+
+typedef enum {
+  TM_SUCCESS = 0,
+  TM_ERROR_INVALID_ARGUMENT = 1, /* a bad argument or configuration value */
+  TM_ERROR_SYSTEM = 2,           /* a system call failed (errno in the detail) */
+  TM_ERROR_TIMEOUT = 3,          /* a wait ran past its timeout */
+  TM_ERROR_PEER_FAILED = 4,      /* a peer process died, hung or left */
+  TM_ERROR_PROTOCOL = 5,         /* a peer sent a malformed or unexpected frame */
+  TM_ERROR_AUTH = 6,             /* a peer failed authentication with the job secret */
+  TM_ERROR_INTERNAL = 7,         /* a bug in TrainMover; please report it */
+  TM_ERROR_UNSUPPORTED = 8,      /* the operation is not available in this build */
+  TM_ERROR_NOT_FOUND = 9         /* a rendezvous key does not exist */
+} tm_result_t;
+
+typedef enum {
+  TM_FLOAT32 = 0,
+  TM_FLOAT64 = 1,
+  TM_FLOAT16 = 2,
+  TM_BFLOAT16 = 3,
+  TM_INT32 = 4,
+  TM_INT64 = 5,
+  TM_UINT8 = 6
+} tm_datatype_t;
+
+typedef enum { TM_SUM = 0, TM_PROD = 1, TM_MAX = 2, TM_MIN = 3, TM_AVG = 4 } tm_redop_t;
+
+typedef struct tm_comm* tm_comm_t;
+typedef struct tm_store_server* tm_store_server_t;
+
+/*
+ * Communicator configuration. Initialise with tm_config_init(), which fills
+ * the defaults and then applies the TRAINMOVER_* environment variables (see
+ * trainmover(7)); set fields after that to override both.
+ * Strings are copied by tm_comm_init(); they need not outlive the call.
+ */
+typedef struct {
+  size_t struct_size;          /* sizeof(tm_config_t), for ABI checks */
+  int slot;                    /* this process's slot, 0 <= slot < nslots */
+  int nslots;                  /* number of slots in the communicator */
+  uint64_t job_id;             /* identifies the job on the wire */
+  const char* job_secret;      /* hex, >= 32 digits: authenticates peers */
+  const char* store_address;   /* rendezvous store, "host:port" */
+  const char* listen_address;  /* address links bind to; NULL: see listen_interface */
+  const char* listen_interface; /* bind the address of this interface; NULL: the one that reaches the store */
+  const char* name;            /* communicator name, distinguishes several in a job */
+  double timeout_s;            /* a collective that makes no progress this long fails */
+  double connect_timeout_s;    /* rendezvous and connection set-up */
+  double heartbeat_interval_s; /* liveness messages on idle links */
+  size_t segment_bytes;        /* pipelining unit of the ring */
+  size_t socket_buffer_bytes;  /* SO_SNDBUF/SO_RCVBUF; 0 leaves kernel autotuning on */
+  int staging_buffers;         /* receive buffers of segment_bytes each, >= 2 */
+} tm_config_t;
+
+/* Fill `config` with defaults, then apply TRAINMOVER_* variables. Fails with
+ * TM_ERROR_INVALID_ARGUMENT, naming the variable, when one cannot be parsed.
+ * String fields taken from the environment point into it. */
+tm_result_t tm_config_init(tm_config_t* config);
+
+/* Join the communicator described by `config`: publish this slot's endpoint
+ * in the store and connect to the ring neighbours. Collective over all slots:
+ * it returns once this slot's links are up, or fails after connect_timeout_s
+ * naming the slots that did not appear. On success *comm owns the resources
+ * until tm_comm_destroy(). */
+tm_result_t tm_comm_init(tm_comm_t* comm, const tm_config_t* config);
+
+/* Release the communicator: close links, stop its progress thread and free
+ * its memory. Valid in any state, including after an error; never blocks
+ * longer than a short flush of pending messages. NULL is accepted. */
+tm_result_t tm_comm_destroy(tm_comm_t comm);
+
+tm_result_t tm_comm_slot(tm_comm_t comm, int* slot);
+tm_result_t tm_comm_nslots(tm_comm_t comm, int* nslots);
+
+/* After an operation failed with TM_ERROR_PEER_FAILED, TM_ERROR_TIMEOUT or
+ * TM_ERROR_PROTOCOL: the slot at fault, or -1 when no slot is known. */
+tm_result_t tm_comm_failed_slot(tm_comm_t comm, int* slot);
+
+/* Collectives. `count` is in elements of `datatype`. Out-of-place when the
+ * buffers differ, in-place when they are the same pointer (for allgather and
+ * reduce_scatter: when sendbuf is this slot's part of recvbuf, as in NCCL).
+ * All slots must issue the same operations in the same order with matching
+ * counts; a mismatch is detected and reported as TM_ERROR_PROTOCOL. */
+tm_result_t tm_allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t datatype,
+                         tm_redop_t op, tm_comm_t comm);
+/* sendbuf holds nslots*recvcount elements; slot s receives block s. */
+tm_result_t tm_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                              tm_datatype_t datatype, tm_redop_t op, tm_comm_t comm);
+/* recvbuf receives nslots*sendcount elements, block s from slot s. */
+tm_result_t tm_allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
+                         tm_datatype_t datatype, tm_comm_t comm);
+/* Every slot's recvbuf receives root's sendbuf (sendbuf is read on root only). */
+tm_result_t tm_broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t datatype,
+                         int root, tm_comm_t comm);
+/* Returns once every slot has entered the barrier. */
+tm_result_t tm_barrier(tm_comm_t comm);
+
+/* Point-to-point. Messages between two slots arrive in the order they were
+ * sent; the receiver must post the same count and datatype. The first
+ * exchange with a non-neighbour slot opens a link to it. */
+tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int peer,
+                    tm_comm_t comm);
+tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, tm_comm_t comm);
+
+/* Embedded rendezvous store server for the job, bound to `address`
+ * ("host:port"; port 0 picks a free one). Only clients presenting
+ * `job_secret` (hex) are served. */
+tm_result_t tm_store_server_start(tm_store_server_t* server, const char* address,
+                                  const char* job_secret);
+/* The address clients connect to, "host:port". Valid until the server stops. */
+const char* tm_store_server_address(tm_store_server_t server);
+tm_result_t tm_store_server_stop(tm_store_server_t server);
+
+/* Names and details of errors. */
+const char* tm_get_error_string(tm_result_t result);
+/* Detail of the last failed call on this thread ("" when none). The pointer
+ * is valid until this thread's next TrainMover call. */
+const char* tm_get_last_error(void);
+
+size_t tm_datatype_size(tm_datatype_t datatype);
+void tm_get_version(int* major, int* minor, int* patch);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TRAINMOVER_TRAINMOVER_H */

@@ -1,0 +1,268 @@
+#include "comm/communicator.h"
+
+#include <limits>
+
+#include "comm/datatype.h"
+#include "comm/link_wait_op.h"
+#include "common/log.h"
+#include "rendezvous/tcp_store.h"
+#include "transport/tcp/socket.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace trainmover {
+namespace {
+
+constexpr uint64_t kEpoch = 0;
+constexpr size_t kMaxOutstanding = 256;
+constexpr size_t kMaxP2PFrame = size_t{64} << 20;
+constexpr Duration kFlushTimeout = std::chrono::milliseconds(500);
+
+Duration grace_for(Duration timeout) { return std::min<Duration>(timeout / 2, std::chrono::seconds(5)); }
+
+// Waits for a condition on the engine thread, up to a deadline.
+class UntilOp final : public Operation {
+ public:
+  UntilOp(std::function<bool()> done, Duration timeout) : done_(std::move(done)), deadline_(Clock::now() + timeout) {}
+  bool poll() override { return done_() || Clock::now() >= deadline_; }
+  Status result() const override { return Status::Ok(); }
+  Clock::time_point wake_at() const override { return deadline_; }
+
+ private:
+  std::function<bool()> done_;
+  Clock::time_point deadline_;
+};
+
+Result<std::string> listen_host(const CommConfig& c) {
+  if (!c.listen_address.empty()) return c.listen_address;
+  if (!c.listen_interface.empty()) return transport::tcp::interface_address(c.listen_interface);
+  TM_ASSIGN_OR_RETURN(auto store, transport::tcp::resolve(c.store_address));
+  return transport::tcp::source_address_for(store);
+}
+
+Status check_buffers(const void* in, const void* out, size_t in_elems, size_t out_elems, tm_datatype_t type) {
+  TM_RETURN_IF_ERROR(check_datatype(type));
+  size_t size = datatype_size(type);
+  size_t limit = std::numeric_limits<size_t>::max() / size;
+  if (in_elems > limit || out_elems > limit) return error(TM_ERROR_INVALID_ARGUMENT, "count overflows size_t");
+  if (in_elems > 0 && in == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "sendbuf is NULL");
+  if (out_elems > 0 && out == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "recvbuf is NULL");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Communicator::Communicator(CommConfig config, JobSecret secret, std::unique_ptr<rendezvous::Store> store)
+    : config_(std::move(config)),
+      secret_(std::move(secret)),
+      store_(std::move(store)),
+      peers_(config_.nslots, config_.slot),
+      staging_(static_cast<size_t>(config_.staging_buffers), config_.segment_bytes),
+      collective_op_(peers_, staging_, seconds(config_.timeout_s), grace_for(seconds(config_.timeout_s)),
+                     kMaxOutstanding),
+      p2p_op_(peers_, seconds(config_.timeout_s), grace_for(seconds(config_.timeout_s)),
+              seconds(config_.connect_timeout_s), kMaxP2PFrame),
+      sends_to_(static_cast<size_t>(config_.nslots)),
+      recvs_from_(static_cast<size_t>(config_.nslots)),
+      endpoints_(static_cast<size_t>(config_.nslots)),
+      barrier_bytes_(static_cast<size_t>(config_.nslots)) {}
+
+Result<std::unique_ptr<Communicator>> Communicator::create(const CommConfig& config) {
+  TM_RETURN_IF_ERROR(config.validate());
+  TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
+  TM_ASSIGN_OR_RETURN(auto store, rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
+                                                                seconds(config.connect_timeout_s)));
+  std::unique_ptr<Communicator> comm(new Communicator(config, std::move(secret), std::move(store)));
+  TM_ASSIGN_OR_RETURN(uint64_t instance_id, random_u64());
+  Status st = comm->connect(instance_id);
+  if (!st.ok()) return st.with_context(str_cat("slot ", config.slot, " joining communicator '", config.name, "'"));
+  return comm;
+}
+
+Status Communicator::connect(uint64_t instance_id) {
+  TM_ASSIGN_OR_RETURN(engine_, Engine::create());
+  TM_ASSIGN_OR_RETURN(std::string host, listen_host(config_));
+  transport::tcp::TcpTransport::Options to;
+  to.job_id = config_.job_id;
+  to.comm_id = comm_id_of(config_.name);
+  to.epoch = kEpoch;
+  to.slot = config_.slot;
+  to.instance_id = instance_id;
+  to.listen_host = host;
+  to.socket.buffer_bytes = config_.socket_buffer_bytes;
+  to.max_frame_bytes = std::max(config_.segment_bytes, kMaxP2PFrame);
+  to.max_outstanding = kMaxOutstanding;
+  to.handshake_timeout = seconds(config_.connect_timeout_s);
+  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(engine_->loop(), secret_, to, &peers_, &peers_));
+  transport_ = std::move(transport);
+  peers_.set_transport(transport_.get());
+  Engine::Hooks hooks;
+  hooks.after_events = [this] { transport_->sweep(); };
+  hooks.on_tick = [this] { peers_.send_heartbeats(); };
+  hooks.tick_period = seconds(config_.heartbeat_interval_s);
+  engine_->start(std::move(hooks));
+  Endpoint self{transport_->local_endpoint(), instance_id};
+  TM_RETURN_IF_ERROR(store_->set(endpoint_key(config_.name, kEpoch, config_.slot), encode_endpoint(self)));
+  return join_ring();
+}
+
+Status Communicator::join_ring() {
+  const int n = config_.nslots;
+  if (n == 1) return Status::Ok();
+  const int next = (config_.slot + 1) % n;
+  const int prev = (config_.slot + n - 1) % n;
+  // The lower slot of each pair connects; the higher one waits for it.
+  for (int neighbour : {next, prev}) {
+    if (neighbour < config_.slot) continue;
+    TM_ASSIGN_OR_RETURN(Endpoint ep, endpoint_of(neighbour));
+    TM_RETURN_IF_ERROR(engine_->call([&] {
+      peers_.request_link(neighbour, ep.address, ep.instance_id);
+      return Status::Ok();
+    }));
+  }
+  LinkWaitOp wait(peers_, {next, prev}, seconds(config_.connect_timeout_s));
+  return engine_->execute(wait);
+}
+
+Result<Endpoint> Communicator::endpoint_of(int slot) {
+  auto& cached = endpoints_[static_cast<size_t>(slot)];
+  if (!cached) {
+    auto record = store_->get(endpoint_key(config_.name, kEpoch, slot), seconds(config_.connect_timeout_s));
+    if (!record.ok()) {
+      return Status(record.status().code(), str_cat("endpoint of slot ", slot, ": ", record.status().message()), slot);
+    }
+    TM_ASSIGN_OR_RETURN(cached, parse_endpoint(record.value()));
+  }
+  return *cached;
+}
+
+Communicator::~Communicator() { shut_down(); }
+
+void Communicator::shut_down() {
+  if (engine_ == nullptr) return;
+  if (transport_ != nullptr) {
+    Status st = engine_->call([this] {
+      peers_.close_all();
+      return Status::Ok();
+    });
+    UntilOp flush([this] { return peers_.all_flushed(); }, kFlushTimeout);
+    if (st.ok()) (void)engine_->execute(flush);
+  }
+  // Stop the thread first: it is the only user of the links and transport,
+  // which deregister from its loop as they go.
+  engine_->stop();
+  transport_.reset();
+  peers_.clear();
+  engine_.reset();
+}
+
+RingGeometry Communicator::geometry(tm_datatype_t type) const {
+  RingGeometry g;
+  g.nslots = config_.nslots;
+  g.slot = config_.slot;
+  g.segment_elems = std::max<size_t>(1, config_.segment_bytes / datatype_size(type));
+  return g;
+}
+
+uint64_t Communicator::tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const {
+  return seq << 24 | static_cast<uint64_t>(kind) << 16 | static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op);
+}
+
+Status Communicator::finish_call(Status status) {
+  if (!status.ok()) last_failure_ = status;
+  return status;
+}
+
+Status Communicator::run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op,
+                                    const char* name) {
+  ++collectives_;
+  CollectiveOp::Params p;
+  p.plan = &plan_;
+  p.buffers.input = static_cast<const std::byte*>(in);
+  p.buffers.output = static_cast<std::byte*>(out);
+  p.buffers.type = type;
+  p.buffers.op = op;
+  p.buffers.nslots = config_.nslots;
+  p.tag = tag(kind, collectives_, type, op);
+  p.number = collectives_;
+  p.name = str_cat(name, " #", collectives_);
+  collective_op_.prepare(std::move(p));
+  return finish_call(engine_->execute(collective_op_));
+}
+
+Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type, tm_redop_t op) {
+  TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, count, count, type)));
+  TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
+  plan_allreduce(plan_, geometry(type), count, op == TM_AVG);
+  return run_collective(OpKind::kAllreduce, sendbuf, recvbuf, type, op, "allreduce");
+}
+
+Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tm_datatype_t type,
+                                    tm_redop_t op) {
+  size_t n = static_cast<size_t>(config_.nslots);
+  if (recvcount > std::numeric_limits<size_t>::max() / n) {
+    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "recvcount * nslots overflows size_t"));
+  }
+  TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, recvcount * n, recvcount, type)));
+  TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
+  plan_reduce_scatter(plan_, geometry(type), recvcount, op == TM_AVG);
+  return run_collective(OpKind::kReduceScatter, sendbuf, recvbuf, type, op, "reduce_scatter");
+}
+
+Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendcount, tm_datatype_t type) {
+  size_t n = static_cast<size_t>(config_.nslots);
+  if (sendcount > std::numeric_limits<size_t>::max() / n) {
+    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "sendcount * nslots overflows size_t"));
+  }
+  TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, sendcount, sendcount * n, type)));
+  const auto* own = static_cast<const std::byte*>(recvbuf) + sendcount * static_cast<size_t>(config_.slot) * datatype_size(type);
+  plan_allgather(plan_, geometry(type), sendcount, sendbuf == own);
+  return run_collective(OpKind::kAllgather, sendbuf, recvbuf, type, TM_SUM, "allgather");
+}
+
+Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type, int root) {
+  if (root < 0 || root >= config_.nslots) {
+    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "root ", root, " is not a slot of this communicator (0..",
+                             config_.nslots - 1, ")"));
+  }
+  const void* in = config_.slot == root ? sendbuf : recvbuf;
+  TM_RETURN_IF_ERROR(finish_call(check_buffers(in, recvbuf, count, count, type)));
+  plan_broadcast(plan_, geometry(type), count, root, in == recvbuf);
+  return run_collective(OpKind::kBroadcast, in, recvbuf, type, TM_SUM, "broadcast");
+}
+
+Status Communicator::barrier() {
+  barrier_bytes_[static_cast<size_t>(config_.slot)] = 1;
+  plan_allgather(plan_, geometry(TM_UINT8), 1, true);
+  uint8_t* own = barrier_bytes_.data() + config_.slot;
+  return run_collective(OpKind::kBarrier, own, barrier_bytes_.data(), TM_UINT8, TM_SUM, "barrier");
+}
+
+Status Communicator::send(const void* buf, size_t count, tm_datatype_t type, int peer) {
+  return run_p2p(true, const_cast<void*>(buf), count, type, peer);
+}
+
+Status Communicator::recv(void* buf, size_t count, tm_datatype_t type, int peer) {
+  return run_p2p(false, buf, count, type, peer);
+}
+
+Status Communicator::run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer) {
+  if (peer < 0 || peer >= config_.nslots || peer == config_.slot) {
+    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "peer ", peer, " is not another slot of this communicator (0..",
+                             config_.nslots - 1, ", not ", config_.slot, ")"));
+  }
+  TM_RETURN_IF_ERROR(finish_call(check_buffers(buf, buf, count, count, type)));
+  TM_ASSIGN_OR_RETURN(Endpoint ep, endpoint_of(peer));
+  uint64_t& seq = (is_send ? sends_to_ : recvs_from_)[static_cast<size_t>(peer)];
+  P2POp::Params p;
+  p.is_send = is_send;
+  p.peer = peer;
+  p.data = static_cast<std::byte*>(buf);
+  p.bytes = count * datatype_size(type);
+  p.tag = tag(OpKind::kP2P, ++seq, type, TM_SUM);
+  p.endpoint = std::move(ep);
+  p.name = str_cat(is_send ? "send to slot " : "receive from slot ", peer);
+  p2p_op_.prepare(std::move(p));
+  return finish_call(engine_->execute(p2p_op_));
+}
+
+}  // namespace trainmover

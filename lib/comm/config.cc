@@ -1,0 +1,184 @@
+#include "comm/config.h"
+
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "common/parse.h"
+#include "common/secret.h"
+
+namespace trainmover {
+namespace {
+
+struct EnvVar {
+  const char* name;
+  const char* meaning;
+  std::function<Status(tm_config_t&, const char*)> apply;
+};
+
+Result<int64_t> int_value(const char* text, int64_t min, int64_t max) { return parse_int(text, min, max); }
+
+const std::vector<EnvVar>& env_table() {
+  static const std::vector<EnvVar> table = {
+      {"TRAINMOVER_SLOT", "this process's slot (0-based)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(int64_t n, int_value(v, 0, INT32_MAX));
+         c.slot = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_NSLOTS", "number of slots of the communicator",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(int64_t n, int_value(v, 1, INT32_MAX));
+         c.nslots = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_JOB_ID", "job identifier carried by every frame (decimal)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(int64_t n, int_value(v, 0, INT64_MAX));
+         c.job_id = static_cast<uint64_t>(n);
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_JOB_SECRET", "per-job secret, hex (set by the launcher; keep it private)",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.job_secret = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_STORE", "rendezvous store address, host:port",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.store_address = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_LISTEN_ADDR", "address links listen on (default: the one that reaches the store)",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.listen_address = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_IFNAME", "listen on this network interface's address instead",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.listen_interface = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_COMM_NAME", "communicator name (default world)",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.name = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_TIMEOUT", "seconds without progress before a collective fails (default 30)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(c.timeout_s, parse_seconds(v));
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_CONNECT_TIMEOUT", "seconds allowed for rendezvous and connections (default 60)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(c.connect_timeout_s, parse_seconds(v));
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_HEARTBEAT_INTERVAL", "seconds between liveness messages (default 0.5)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(c.heartbeat_interval_s, parse_seconds(v));
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring, e.g. 256K (default 256K)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(c.segment_bytes, parse_size(v));
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_SOCKET_BUFFER", "socket buffer size, e.g. 4M (default 0: kernel autotuning)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(c.socket_buffer_bytes, parse_size(v));
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_STAGING_BUFFERS", "receive buffers per communicator, >= 2 (default 4)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(int64_t n, int_value(v, 2, 1024));
+         c.staging_buffers = static_cast<int>(n);
+         return Status::Ok();
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+Status init_config(tm_config_t& c) {
+  const CommConfig d;
+  c = tm_config_t{};
+  c.struct_size = sizeof(tm_config_t);
+  c.slot = d.slot;
+  c.nslots = d.nslots;
+  c.name = "world";
+  c.timeout_s = d.timeout_s;
+  c.connect_timeout_s = d.connect_timeout_s;
+  c.heartbeat_interval_s = d.heartbeat_interval_s;
+  c.segment_bytes = d.segment_bytes;
+  c.socket_buffer_bytes = d.socket_buffer_bytes;
+  c.staging_buffers = d.staging_buffers;
+  for (const EnvVar& var : env_table()) {
+    const char* value = std::getenv(var.name);
+    if (value == nullptr || *value == '\0') continue;
+    Status st = var.apply(c, value);
+    if (!st.ok()) return Status(TM_ERROR_INVALID_ARGUMENT, str_cat(var.name, ": ", st.message()));
+  }
+  return Status::Ok();
+}
+
+std::string environment_help() {
+  std::string text;
+  for (const EnvVar& var : env_table()) text += str_cat("  ", var.name, "\n      ", var.meaning, "\n");
+  text += "  TRAINMOVER_LOG\n      diagnostics on stderr: error, warn (default), info or debug\n";
+  return text;
+}
+
+Result<CommConfig> CommConfig::from_c(const tm_config_t& c) {
+  if (c.struct_size != sizeof(tm_config_t)) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size, ", expected ",
+                 sizeof(tm_config_t), ": initialise the configuration with tm_config_init()");
+  }
+  CommConfig out;
+  out.slot = c.slot;
+  out.nslots = c.nslots;
+  out.job_id = c.job_id;
+  auto str = [](const char* s) { return s != nullptr ? std::string(s) : std::string(); };
+  out.job_secret = str(c.job_secret);
+  out.store_address = str(c.store_address);
+  out.listen_address = str(c.listen_address);
+  out.listen_interface = str(c.listen_interface);
+  out.name = c.name != nullptr ? std::string(c.name) : "world";
+  out.timeout_s = c.timeout_s;
+  out.connect_timeout_s = c.connect_timeout_s;
+  out.heartbeat_interval_s = c.heartbeat_interval_s;
+  out.segment_bytes = c.segment_bytes;
+  out.socket_buffer_bytes = c.socket_buffer_bytes;
+  out.staging_buffers = c.staging_buffers;
+  TM_RETURN_IF_ERROR(out.validate());
+  return out;
+}
+
+Status CommConfig::validate() const {
+  auto bad = [](const char* what, const std::string& why) {
+    return Status(TM_ERROR_INVALID_ARGUMENT, str_cat(what, ": ", why));
+  };
+  if (nslots < 1) return bad("nslots (TRAINMOVER_NSLOTS)", "must be at least 1");
+  if (slot < 0 || slot >= nslots) {
+    return bad("slot (TRAINMOVER_SLOT)", str_cat(slot, " is not in [0, ", nslots, ")"));
+  }
+  if (job_secret.empty()) return bad("job_secret (TRAINMOVER_JOB_SECRET)", "not set; the launcher provides it");
+  if (auto s = JobSecret::from_hex(job_secret); !s.ok()) return bad("job_secret (TRAINMOVER_JOB_SECRET)", s.status().message());
+  if (store_address.empty()) return bad("store_address (TRAINMOVER_STORE)", "not set");
+  if (name.empty() || name.size() > 128) return bad("name (TRAINMOVER_COMM_NAME)", "must have 1 to 128 characters");
+  if (!(timeout_s > 0)) return bad("timeout_s (TRAINMOVER_TIMEOUT)", "must be positive");
+  if (!(connect_timeout_s > 0)) return bad("connect_timeout_s (TRAINMOVER_CONNECT_TIMEOUT)", "must be positive");
+  if (!(heartbeat_interval_s > 0) || heartbeat_interval_s > 60) {
+    return bad("heartbeat_interval_s (TRAINMOVER_HEARTBEAT_INTERVAL)", "must be in (0, 60] seconds");
+  }
+  if (segment_bytes < 64 || segment_bytes > (size_t{64} << 20)) {
+    return bad("segment_bytes (TRAINMOVER_SEGMENT_BYTES)", "must be between 64 bytes and 64 MiB");
+  }
+  if (socket_buffer_bytes > (size_t{1} << 30)) return bad("socket_buffer_bytes (TRAINMOVER_SOCKET_BUFFER)", "at most 1 GiB");
+  if (staging_buffers < 2 || staging_buffers > 1024) {
+    return bad("staging_buffers (TRAINMOVER_STAGING_BUFFERS)", "must be between 2 and 1024");
+  }
+  return Status::Ok();
+}
+
+}  // namespace trainmover

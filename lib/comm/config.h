@@ -1,0 +1,45 @@
+// Communicator configuration: the C API's tm_config_t, its defaults, the
+// TRAINMOVER_* environment variables, and the checked C++ form.
+//
+// One table (config.cc) lists every variable with its meaning; it drives
+// both parsing and the documentation printed by environment_help().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+#include "trainmover/trainmover.h"
+
+namespace trainmover {
+
+// Defaults, then the environment. Strings point into the environment or to
+// static literals.
+Status init_config(tm_config_t& config);
+
+// Text listing every TRAINMOVER_* variable, for --help output and man pages.
+std::string environment_help();
+
+struct CommConfig {
+  int slot = -1;
+  int nslots = 0;
+  uint64_t job_id = 0;
+  std::string job_secret;  // hex
+  std::string store_address;
+  std::string listen_address;
+  std::string listen_interface;
+  std::string name = "world";
+  double timeout_s = 30.0;
+  double connect_timeout_s = 60.0;
+  double heartbeat_interval_s = 0.5;
+  size_t segment_bytes = 256 * 1024;
+  size_t socket_buffer_bytes = 0;
+  int staging_buffers = 4;
+
+  static Result<CommConfig> from_c(const tm_config_t& config);
+  // Each problem is named with the field and its environment variable.
+  Status validate() const;
+};
+
+}  // namespace trainmover

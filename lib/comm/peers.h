@@ -1,0 +1,94 @@
+// PeerTable: what a communicator knows about every other slot — its link,
+// a connect in progress, what its heartbeats said — and the communicator's
+// failure state.
+//
+// Connections: for a pair of slots, either side may connect when it needs
+// the link. When both do at once, the connection opened by the lower slot
+// wins (on_incoming decides, consistently on both sides).
+//
+// Failure: the first failure recorded (a link that broke, a timeout, or an
+// abort from a peer) is the communicator's failure. Recording it detaches
+// every link from user buffers (Link::cancel_pending) and sends an abort
+// naming the slot at fault to every peer, which records it in turn — so a
+// slot that is not a neighbour of a dead process learns of it within
+// microseconds, with the dead slot's number.
+//
+// Threading: engine thread only.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "transport/link.h"
+#include "transport/transport.h"
+
+namespace trainmover {
+
+class PeerTable final : public transport::TransportListener, public transport::LinkObserver {
+ public:
+  struct Liveness {
+    bool heard = false;  // any heartbeat yet
+    Clock::time_point last_heard;
+    uint64_t ops_entered = 0;  // from its last heartbeat
+    int waiting_on = -1;
+  };
+
+  PeerTable(int nslots, int slot);
+  void set_transport(transport::Transport* transport) { transport_ = transport; }
+
+  int nslots() const { return static_cast<int>(peers_.size()); }
+  int slot() const { return slot_; }
+
+  // The link to `slot`, or nullptr when there is none (yet). It may be dead.
+  transport::Link* link(int slot) const;
+  // Connects to `slot` unless a link exists or is being made.
+  void request_link(int slot, const std::string& endpoint, uint64_t instance_id);
+  // Why the last connect to `slot` failed; ok when none did.
+  const Status& connect_error(int slot) const;
+
+  const Status& failure() const { return failure_; }
+  bool failed() const { return !failure_.ok(); }
+  void fail(const Status& why);
+
+  const Liveness& liveness(int slot) const { return peers_[static_cast<size_t>(slot)].liveness; }
+  // What this process tells its peers in heartbeats.
+  void set_progress(uint64_t ops_entered, int waiting_on);
+  uint64_t ops_entered() const { return ops_entered_; }
+  void send_heartbeats();
+
+  // Goodbye on every link after its queued data; then all_flushed() turns true.
+  void close_all();
+  bool all_flushed() const;
+  // Releases links and the transport's pending handshakes (not during dispatch).
+  void clear();
+
+  // transport::TransportListener
+  transport::Verdict on_incoming(const transport::Hello& peer) override;
+  void on_link_ready(std::unique_ptr<transport::Link> link, const transport::Hello& peer) override;
+  void on_connect_failed(int slot, const Status& status, transport::Verdict verdict) override;
+  // transport::LinkObserver
+  void on_control(transport::Link& link, const transport::ControlMessage& message) override;
+  void on_link_failed(transport::Link& link) override;
+
+ private:
+  struct Peer {
+    std::unique_ptr<transport::Link> link;
+    bool connecting = false;
+    Status connect_error;
+    Liveness liveness;
+  };
+  bool valid_peer(int slot) const { return slot >= 0 && slot < nslots() && slot != slot_; }
+  Peer& peer(int slot) { return peers_[static_cast<size_t>(slot)]; }
+
+  int slot_;
+  transport::Transport* transport_ = nullptr;
+  std::vector<Peer> peers_;
+  Status failure_;
+  uint64_t ops_entered_ = 0;
+  int waiting_on_ = -1;
+};
+
+}  // namespace trainmover

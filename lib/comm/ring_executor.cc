@@ -1,0 +1,148 @@
+#include "comm/ring_executor.h"
+
+#include <cstring>
+
+#include "comm/datatype.h"
+#include "comm/reduce.h"
+
+namespace trainmover {
+
+using transport::RequestState;
+
+void RingExecutor::start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
+                         transport::Link* from_prev, uint64_t tag, StagingPool& staging, size_t max_outstanding) {
+  plan_ = &plan;
+  buf_ = buffers;
+  elem_ = datatype_size(buffers.type);
+  next_ = to_next;
+  prev_ = from_prev;
+  tag_ = tag;
+  staging_ = &staging;
+  max_outstanding_ = max_outstanding;
+  status_ = Status::Ok();
+  send_handles_.resize(plan.sends.size());
+  recv_handles_.resize(plan.recvs.size());
+  recv_slot_.assign(plan.recvs.size(), -1);
+  sends_posted_ = sends_done_ = recvs_posted_ = recvs_done_ = 0;
+  if (plan.copy_count > 0 && in_ptr(plan.copy_from) != out_ptr(plan.copy_to)) {
+    std::memmove(out_ptr(plan.copy_to), in_ptr(plan.copy_from), plan.copy_count * elem_);
+  }
+}
+
+std::byte* RingExecutor::in_ptr(size_t elems) const {
+  return const_cast<std::byte*>(buf_.input) + elems * elem_;
+}
+std::byte* RingExecutor::out_ptr(size_t elems) const { return buf_.output + elems * elem_; }
+
+RingExecutor::State RingExecutor::poll(bool& progressed) {
+  progressed = false;
+  while (status_.ok()) {
+    bool any = complete_recvs();
+    any = complete_sends() || any;
+    post_sends();
+    post_recvs();
+    if (!any) break;
+    progressed = true;
+  }
+  if (!status_.ok()) return State::kFailed;
+  bool done = sends_done_ == plan_->sends.size() && recvs_done_ == plan_->recvs.size();
+  return done ? State::kDone : State::kRunning;
+}
+
+bool RingExecutor::complete_recvs() {
+  bool any = false;
+  while (recvs_done_ < recvs_posted_) {
+    RequestState st = prev_->test(recv_handles_[recvs_done_]);
+    if (st == RequestState::kFailed) {
+      status_ = prev_->status();
+      return any;
+    }
+    if (st != RequestState::kDone) break;
+    apply(plan_->recvs[recvs_done_], recv_slot_[recvs_done_]);
+    ++recvs_done_;
+    any = true;
+  }
+  return any;
+}
+
+void RingExecutor::apply(const PlanRecv& recv, int staging_slot) {
+  switch (recv.action) {
+    case RecvAction::kIntoOutput:
+      return;
+    case RecvAction::kReduceToStaging: {
+      std::byte* s = staging_->data(staging_slot);
+      reduce(buf_.op, buf_.type, s, s, in_ptr(recv.input_offset), recv.count);
+      return;  // the slot is released when the forwarding send completes
+    }
+    case RecvAction::kReduceToOutput: {
+      std::byte* out = out_ptr(recv.offset);
+      reduce(buf_.op, buf_.type, out, staging_->data(staging_slot), in_ptr(recv.input_offset), recv.count);
+      if (plan_->divide_final) divide(buf_.type, out, recv.count, buf_.nslots);
+      staging_->release(staging_slot);
+      return;
+    }
+  }
+}
+
+bool RingExecutor::complete_sends() {
+  bool any = false;
+  while (sends_done_ < sends_posted_) {
+    RequestState st = next_->test(send_handles_[sends_done_]);
+    if (st == RequestState::kFailed) {
+      status_ = next_->status();
+      return any;
+    }
+    if (st != RequestState::kDone) break;
+    const PlanSend& s = plan_->sends[sends_done_];
+    if (s.source == PlanBuffer::kStaging) staging_->release(recv_slot_[static_cast<size_t>(s.after_recv)]);
+    ++sends_done_;
+    any = true;
+  }
+  return any;
+}
+
+void RingExecutor::post_sends() {
+  while (sends_posted_ < plan_->sends.size() && sends_posted_ - sends_done_ < max_outstanding_) {
+    const PlanSend& s = plan_->sends[sends_posted_];
+    if (s.after_recv >= 0 && static_cast<size_t>(s.after_recv) >= recvs_done_) return;
+    const std::byte* data = nullptr;
+    switch (s.source) {
+      case PlanBuffer::kInput: data = in_ptr(s.offset); break;
+      case PlanBuffer::kOutput: data = out_ptr(s.offset); break;
+      case PlanBuffer::kStaging: data = staging_->data(recv_slot_[static_cast<size_t>(s.after_recv)]); break;
+    }
+    send_handles_[sends_posted_] = next_->post_send(tag_, {data, s.count * elem_});
+    ++sends_posted_;
+  }
+}
+
+void RingExecutor::post_recvs() {
+  while (recvs_posted_ < plan_->recvs.size() && recvs_posted_ - recvs_done_ < max_outstanding_) {
+    const PlanRecv& r = plan_->recvs[recvs_posted_];
+    std::byte* dst = nullptr;
+    if (r.action == RecvAction::kIntoOutput) {
+      dst = out_ptr(r.offset);
+    } else {
+      int slot = staging_->acquire();
+      if (slot < 0) return;  // wait for a forwarding send or a reduction to free one
+      recv_slot_[recvs_posted_] = slot;
+      dst = staging_->data(slot);
+    }
+    recv_handles_[recvs_posted_] = prev_->post_recv(tag_, {dst, r.count * elem_});
+    ++recvs_posted_;
+  }
+}
+
+int RingExecutor::waiting_on() const {
+  if (plan_ == nullptr) return -1;
+  if (recvs_done_ < plan_->recvs.size()) return prev_->peer_slot();
+  if (sends_done_ < plan_->sends.size()) return next_->peer_slot();
+  return -1;
+}
+
+void RingExecutor::abandon() {
+  if (staging_ != nullptr) staging_->reset();
+  plan_ = nullptr;
+}
+
+}  // namespace trainmover

@@ -1,0 +1,73 @@
+// RingExecutor: runs one slot's RingPlan over two links (send to the next
+// slot, receive from the previous one; the same link when nslots == 2).
+//
+// It posts as far ahead as the plan's dependencies, the staging pool and the
+// links' queue depth allow, reduces each received segment as soon as it is
+// complete, and forwards it. Engine thread only. Allocates nothing once its
+// handle vectors have grown to the largest plan seen.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "comm/ring_plan.h"
+#include "comm/staging.h"
+#include "common/status.h"
+#include "transport/link.h"
+#include "trainmover/trainmover.h"
+
+namespace trainmover {
+
+struct RingBuffers {
+  const std::byte* input = nullptr;
+  std::byte* output = nullptr;
+  tm_datatype_t type = TM_FLOAT32;
+  tm_redop_t op = TM_SUM;
+  int nslots = 1;
+};
+
+class RingExecutor {
+ public:
+  enum class State { kRunning, kDone, kFailed };
+
+  // Prepares to run `plan`; both must stay valid until the run ends.
+  void start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
+             transport::Link* from_prev, uint64_t tag, StagingPool& staging, size_t max_outstanding);
+  // Advances as far as possible without blocking. Sets `progressed` when any
+  // request completed.
+  State poll(bool& progressed);
+  // Why the run failed (State kFailed).
+  const Status& status() const { return status_; }
+  // The slot the run waits for: the peer of its oldest incomplete request.
+  int waiting_on() const;
+  // Gives back staging slots of an abandoned run.
+  void abandon();
+
+ private:
+  bool complete_recvs();
+  bool complete_sends();
+  void post_sends();
+  void post_recvs();
+  void apply(const PlanRecv& recv, int staging_slot);
+  std::byte* in_ptr(size_t elems) const;
+  std::byte* out_ptr(size_t elems) const;
+
+  const RingPlan* plan_ = nullptr;
+  RingBuffers buf_;
+  size_t elem_ = 4;
+  transport::Link* next_ = nullptr;
+  transport::Link* prev_ = nullptr;
+  uint64_t tag_ = 0;
+  StagingPool* staging_ = nullptr;
+  size_t max_outstanding_ = 64;
+  Status status_;
+
+  std::vector<transport::RequestHandle> send_handles_;
+  std::vector<transport::RequestHandle> recv_handles_;
+  std::vector<int> recv_slot_;  // staging slot per receive, -1 if none
+  size_t sends_posted_ = 0, sends_done_ = 0;
+  size_t recvs_posted_ = 0, recvs_done_ = 0;
+};
+
+}  // namespace trainmover

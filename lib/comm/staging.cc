@@ -1,0 +1,25 @@
+#include "comm/staging.h"
+
+namespace trainmover {
+
+StagingPool::StagingPool(size_t slots, size_t slot_bytes)
+    : slot_bytes_(slot_bytes), memory_(std::make_unique<std::byte[]>(slots * slot_bytes)) {
+  free_.reserve(slots);
+  reset();
+}
+
+int StagingPool::acquire() {
+  if (free_.empty()) return -1;
+  int slot = free_.back();
+  free_.pop_back();
+  return slot;
+}
+
+void StagingPool::release(int slot) { free_.push_back(slot); }
+
+void StagingPool::reset() {
+  free_.clear();
+  for (int i = static_cast<int>(free_.capacity()) - 1; i >= 0; --i) free_.push_back(i);
+}
+
+}  // namespace trainmover

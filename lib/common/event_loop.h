@@ -1,0 +1,59 @@
+// A single-threaded epoll loop with a thread-safe wake-up.
+//
+// Threading: run_once(), add(), modify() and remove() are called only from the
+// loop's thread (the owner's progress thread); wake() may be called from any
+// thread. The loop sleeps in epoll_wait while idle, so an idle engine costs no
+// CPU.
+//
+// Registrations are edge-triggered: a handler must consume readiness until
+// EAGAIN. A handler removed while a batch of events is being dispatched is
+// not called for the rest of that batch, so handlers may remove (and destroy)
+// themselves or each other from inside on_events().
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+
+namespace trainmover {
+
+class EventHandler {
+ public:
+  // `events` holds EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP and EPOLLRDHUP bits.
+  virtual void on_events(uint32_t events) = 0;
+
+ protected:
+  ~EventHandler() = default;
+};
+
+class EventLoop {
+ public:
+  static Result<std::unique_ptr<EventLoop>> create();
+
+  // `handler` must stay valid until remove(fd).
+  Status add(int fd, uint32_t events, EventHandler* handler);
+  Status modify(int fd, uint32_t events, EventHandler* handler);
+  void remove(int fd, EventHandler* handler);
+
+  // Waits until an event, a wake() or `timeout`; dispatches what arrived.
+  Status run_once(Duration timeout);
+  void wake();
+
+ private:
+  EventLoop(UniqueFd epoll, UniqueFd wake);
+  bool removed_in_batch(EventHandler* handler) const;
+
+  UniqueFd epoll_fd_;
+  UniqueFd wake_fd_;
+  std::vector<epoll_event> events_;
+  std::vector<EventHandler*> removed_;
+  bool dispatching_ = false;
+};
+
+}  // namespace trainmover

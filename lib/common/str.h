@@ -1,0 +1,25 @@
+// String building without iostream boilerplate at call sites.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainmover {
+
+// Concatenates the stream representation of every argument.
+template <typename... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+// Human-readable byte count: "512 B", "4 KiB", "1.5 MiB".
+std::string format_bytes(double bytes);
+
+// Splits `text` at `sep`; empty fields are kept.
+std::vector<std::string_view> split(std::string_view text, char sep);
+
+}  // namespace trainmover

@@ -1,0 +1,255 @@
+#include "rendezvous/tcp_store_server.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "rendezvous/store.h"
+#include "rendezvous/store_protocol.h"
+#include "transport/tcp/frame_stream.h"
+#include "transport/tcp/handshake_session.h"
+#include "transport/tcp/socket.h"
+
+namespace trainmover::rendezvous {
+
+using transport::FrameHeader;
+using transport::FrameKind;
+using transport::tcp::FrameStream;
+using transport::tcp::HandshakeSession;
+
+namespace {
+constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
+}
+
+class TcpStoreServer::Impl final : private EventHandler {
+ public:
+  Impl(std::unique_ptr<EventLoop> loop, UniqueFd listen_fd, const JobSecret& secret, uint64_t job_id)
+      : loop_(std::move(loop)), listen_fd_(std::move(listen_fd)), secret_(secret), job_id_(job_id) {}
+  ~Impl() {
+    connections_.clear();
+    loop_->remove(listen_fd_.get(), this);
+  }
+
+  Status register_listener() { return loop_->add(listen_fd_.get(), EPOLLIN, this); }
+  void run();
+  void stop() {
+    stopping_ = true;
+    loop_->wake();
+  }
+
+ private:
+  // One client: first its handshake, then its frames.
+  struct Connection final : EventHandler {
+    Impl* owner = nullptr;
+    uint64_t id = 0;
+    std::unique_ptr<HandshakeSession> handshake;  // null once authenticated
+    UniqueFd fd;
+    std::unique_ptr<FrameStream> stream;
+    Clock::time_point handshake_deadline;
+    bool dead = false;
+    void on_events(uint32_t) override { owner->on_connection_event(*this); }
+    ~Connection() {
+      if (fd.valid() && !dead) owner->loop_->remove(fd.get(), this);
+    }
+  };
+  struct Waiter {
+    uint64_t connection = 0;
+    uint64_t tag = 0;
+    Clock::time_point deadline;
+  };
+
+  void on_events(uint32_t) override;  // listener
+  void on_connection_event(Connection& c);
+  void on_request(Connection& c, const FrameHeader& header, std::vector<std::byte>&& payload);
+  void respond(uint64_t connection, uint64_t tag, const StoreResponse& response);
+  void drop(Connection& c, const Status& why);
+  void expire(Clock::time_point now);
+  Duration next_timeout() const;
+
+  std::unique_ptr<EventLoop> loop_;
+  UniqueFd listen_fd_;
+  JobSecret secret_;
+  uint64_t job_id_;
+  std::atomic<bool> stopping_{false};
+  uint64_t next_id_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
+  std::unordered_map<std::string, std::string> values_;
+  std::multimap<std::string, Waiter> waiters_;
+};
+
+void TcpStoreServer::Impl::run() {
+  while (!stopping_) {
+    Status st = loop_->run_once(next_timeout());
+    if (!st.ok()) {
+      log(LogLevel::kError, "store server: ", st.message());
+      return;
+    }
+    expire(Clock::now());
+    std::erase_if(connections_, [](const auto& entry) { return entry.second->dead; });
+  }
+}
+
+Duration TcpStoreServer::Impl::next_timeout() const {
+  Clock::time_point next = Clock::now() + std::chrono::seconds(1);
+  for (const auto& [key, w] : waiters_) next = std::min(next, w.deadline);
+  return std::max<Duration>(next - Clock::now(), Duration::zero());
+}
+
+void TcpStoreServer::Impl::on_events(uint32_t) {
+  while (true) {
+    int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      return;
+    }
+    transport::Hello local;
+    local.job_id = job_id_;
+    local.comm_id = kStoreCommId;
+    auto session = HandshakeSession::acceptor(UniqueFd(fd), secret_, local, nullptr, "store client");
+    if (!session.ok()) continue;
+    auto c = std::make_unique<Connection>();
+    c->owner = this;
+    c->id = next_id_++;
+    c->handshake = std::move(session).value();
+    c->handshake_deadline = Clock::now() + kHandshakeTimeout;
+    if (!loop_->add(c->handshake->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, c.get()).ok()) continue;
+    Connection& ref = *c;
+    connections_[ref.id] = std::move(c);
+    on_connection_event(ref);
+  }
+}
+
+void TcpStoreServer::Impl::drop(Connection& c, const Status& why) {
+  if (c.dead) return;
+  log(LogLevel::kDebug, "store: dropping client ", c.id, ": ", why.message());
+  int fd = c.handshake ? c.handshake->fd() : c.fd.get();
+  loop_->remove(fd, &c);
+  c.dead = true;
+  std::erase_if(waiters_, [&](const auto& entry) { return entry.second.connection == c.id; });
+}
+
+void TcpStoreServer::Impl::on_connection_event(Connection& c) {
+  if (c.dead) return;
+  if (c.handshake) {
+    c.handshake->advance();
+    if (c.handshake->state() == HandshakeSession::State::kRunning) return;
+    if (c.handshake->state() == HandshakeSession::State::kFailed) {
+      log(LogLevel::kInfo, "store: ", c.handshake->status().message());
+      return drop(c, c.handshake->status());
+    }
+    c.fd = c.handshake->take_fd();
+    c.handshake.reset();
+    transport::FrameLimits limits;
+    limits.job_id = job_id_;
+    limits.max_data_length = kMaxStoreFrame;
+    limits.store_frames = true;
+    c.stream = std::make_unique<FrameStream>(c.fd.get(), limits);
+  }
+  Status st = c.stream->read_available([&](const FrameHeader& h, std::vector<std::byte>&& payload) {
+    on_request(c, h, std::move(payload));
+  });
+  if (st.ok()) st = c.stream->write_available();
+  if (!st.ok()) drop(c, st);
+}
+
+void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header, std::vector<std::byte>&& payload) {
+  if (header.kind != FrameKind::kStoreRequest) {
+    return respond(c.id, header.tag, {TM_ERROR_PROTOCOL, "expected a store request"});
+  }
+  auto request = parse_request(payload);
+  if (!request.ok()) return respond(c.id, header.tag, {TM_ERROR_PROTOCOL, request.status().message()});
+  StoreRequest& r = request.value();
+  switch (r.op) {
+    case StoreOp::kSet: {
+      values_[r.key] = r.value;
+      auto [first, last] = waiters_.equal_range(r.key);
+      std::vector<Waiter> ready;
+      for (auto it = first; it != last; ++it) ready.push_back(it->second);
+      waiters_.erase(first, last);
+      for (const Waiter& w : ready) respond(w.connection, w.tag, {TM_SUCCESS, r.value});
+      return respond(c.id, header.tag, {TM_SUCCESS, ""});
+    }
+    case StoreOp::kGet: {
+      auto it = values_.find(r.key);
+      if (it != values_.end()) return respond(c.id, header.tag, {TM_SUCCESS, it->second});
+      auto deadline = Clock::now() + std::chrono::milliseconds(r.timeout_ms);
+      waiters_.emplace(r.key, Waiter{c.id, header.tag, deadline});
+      return;
+    }
+    case StoreOp::kAdd: {
+      std::string& value = values_[r.key];
+      int64_t current = 0;
+      if (!value.empty()) {
+        auto parsed = parse_int(value, INT64_MIN, INT64_MAX);
+        if (!parsed.ok()) return respond(c.id, header.tag, {TM_ERROR_INVALID_ARGUMENT, "key holds no integer"});
+        current = parsed.value();
+      }
+      value = std::to_string(static_cast<int64_t>(static_cast<uint64_t>(current) + static_cast<uint64_t>(r.delta)));
+      return respond(c.id, header.tag, {TM_SUCCESS, value});
+    }
+  }
+}
+
+void TcpStoreServer::Impl::respond(uint64_t connection, uint64_t tag, const StoreResponse& response) {
+  auto it = connections_.find(connection);
+  if (it == connections_.end() || it->second->dead || !it->second->stream) return;
+  Connection& c = *it->second;
+  FrameHeader h;
+  h.kind = FrameKind::kStoreResponse;
+  h.job_id = job_id_;
+  h.tag = tag;
+  auto payload = encode_response(response);
+  h.length = payload.size();
+  c.stream->queue(h, std::move(payload));
+  Status st = c.stream->write_available();
+  if (!st.ok()) drop(c, st);
+}
+
+void TcpStoreServer::Impl::expire(Clock::time_point now) {
+  std::vector<std::pair<std::string, Waiter>> expired;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (it->second.deadline <= now) {
+      expired.emplace_back(it->first, it->second);
+      it = waiters_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [key, w] : expired) {
+    respond(w.connection, w.tag, {TM_ERROR_TIMEOUT, str_cat("key '", key, "' was not set in time")});
+  }
+  for (auto& [id, c] : connections_) {
+    if (c->handshake && !c->dead && now >= c->handshake_deadline) {
+      drop(*c, error(TM_ERROR_TIMEOUT, "handshake timed out"));
+    }
+  }
+}
+
+Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::start(const std::string& address, const JobSecret& secret,
+                                                              uint64_t job_id) {
+  TM_ASSIGN_OR_RETURN(auto bind_address, transport::tcp::resolve(address));
+  TM_ASSIGN_OR_RETURN(UniqueFd fd, transport::tcp::listen_on(bind_address));
+  TM_ASSIGN_OR_RETURN(auto bound, transport::tcp::local_address(fd.get()));
+  TM_ASSIGN_OR_RETURN(auto loop, EventLoop::create());
+  auto impl = std::make_unique<Impl>(std::move(loop), std::move(fd), secret, job_id);
+  TM_RETURN_IF_ERROR(impl->register_listener());
+  std::unique_ptr<TcpStoreServer> server(new TcpStoreServer(std::move(impl)));
+  server->address_ = bound.to_string();
+  server->thread_ = std::thread([s = server.get()] { s->impl_->run(); });
+  return server;
+}
+
+TcpStoreServer::TcpStoreServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+TcpStoreServer::~TcpStoreServer() {
+  impl_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace trainmover::rendezvous

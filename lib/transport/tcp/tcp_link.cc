@@ -1,0 +1,417 @@
+#include "transport/tcp/tcp_link.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+#include "common/log.h"
+
+namespace trainmover::transport::tcp {
+namespace {
+constexpr size_t kMaxIov = 64;
+constexpr size_t kControlQueueCapacity = 8;
+}  // namespace
+
+Result<std::unique_ptr<TcpLink>> TcpLink::create(EventLoop& loop, UniqueFd fd, const Options& options,
+                                                 LinkObserver* observer) {
+  std::unique_ptr<TcpLink> link(new TcpLink(loop, std::move(fd), options, observer));
+  TM_RETURN_IF_ERROR(loop.add(link->fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, link.get()));
+  link->registered_ = true;
+  return link;
+}
+
+TcpLink::TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObserver* observer)
+    : loop_(loop),
+      fd_(std::move(fd)),
+      options_(options),
+      observer_(observer),
+      sends_(options.max_outstanding),
+      controls_(kControlQueueCapacity),
+      recvs_(options.max_outstanding) {}
+
+TcpLink::~TcpLink() {
+  if (registered_) loop_.remove(fd_.get(), this);
+}
+
+FrameHeader TcpLink::make_header(FrameKind kind, uint64_t tag, uint64_t length) const {
+  FrameHeader h;
+  h.kind = kind;
+  h.job_id = options_.job_id;
+  h.epoch = options_.epoch;
+  h.tag = tag;
+  h.length = length;
+  h.src_slot = options_.local_slot;
+  return h;
+}
+
+void TcpLink::fail(Status status) {
+  if (failed()) return;
+  status_ = Status(status.code(), status.message(), options_.peer_slot);
+  if (registered_) {
+    loop_.remove(fd_.get(), this);
+    registered_ = false;
+  }
+  log(LogLevel::kDebug, "link to ", options_.peer_name, " failed: ", status_.message());
+  if (observer_ != nullptr) observer_->on_link_failed(*this);
+}
+
+RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) {
+  RequestHandle handle{sends_posted_++, true};
+  if (failed()) return handle;
+  if (closing_) {
+    fail(error(TM_ERROR_INTERNAL, "send posted on a closing link"));
+    return handle;
+  }
+  if (data.size() > options_.max_frame_bytes) {
+    fail(error(TM_ERROR_INVALID_ARGUMENT, "message of ", data.size(), " bytes exceeds the frame limit"));
+    return handle;
+  }
+  SendEntry entry;
+  entry.header = encode_frame_header(make_header(FrameKind::kData, tag, data.size()));
+  entry.data = data.data();
+  entry.length = data.size();
+  if (!sends_.push(entry)) {
+    fail(error(TM_ERROR_INTERNAL, "send queue overflow (", sends_.capacity(), " outstanding)"));
+    return handle;
+  }
+  write_some();
+  return handle;
+}
+
+RequestHandle TcpLink::post_recv(uint64_t tag, std::span<std::byte> data) {
+  RequestHandle handle{recvs_posted_++, false};
+  if (failed()) return handle;
+  if (!recvs_.push(RecvEntry{tag, data.data(), data.size()})) {
+    fail(error(TM_ERROR_INTERNAL, "receive queue overflow (", recvs_.capacity(), " outstanding)"));
+    return handle;
+  }
+  if (read_state_ == ReadState::kHeld) read_some();
+  return handle;
+}
+
+RequestState TcpLink::test(RequestHandle request) const {
+  const CancelRange& cancelled = request.is_send ? sends_cancelled_ : recvs_cancelled_;
+  if (cancelled.contains(request.seq)) return RequestState::kFailed;
+  uint64_t done = request.is_send ? sends_done_ : recvs_done_;
+  if (request.seq < done) return RequestState::kDone;
+  return failed() ? RequestState::kFailed : RequestState::kPending;
+}
+
+void TcpLink::cancel_pending() {
+  sends_cancelled_ = {sends_done_, sends_posted_};
+  sends_done_ = sends_posted_;
+  if (!sends_.empty() && sends_.front().written > 0) {
+    // The frame is on the wire already: finish it with zeros, then stop.
+    SendEntry head = sends_.front();
+    head.zero_fill = true;
+    sends_.clear();
+    sends_.push(head);
+  } else {
+    sends_.clear();
+  }
+  recvs_cancelled_ = {recvs_done_, recvs_posted_};
+  recvs_done_ = recvs_posted_;
+  recvs_.clear();
+  discarding_ = true;
+  if (read_state_ == ReadState::kPayload) {
+    discard_left_ = frame_.length - payload_got_;
+    read_state_ = ReadState::kDiscard;
+  } else if (read_state_ == ReadState::kHeld) {
+    discard_left_ = frame_.length;
+    read_state_ = ReadState::kDiscard;
+  }
+  if (!failed()) {
+    read_some();
+    write_some();
+  }
+}
+
+void TcpLink::send_control(const ControlMessage& message) {
+  if (failed() || goodbye_queued_) return;
+  ControlEntry* slot = nullptr;
+  // A heartbeat that has not started going out is replaced, not queued again.
+  if (message.kind == FrameKind::kHeartbeat && !controls_.empty() &&
+      controls_.back().kind == FrameKind::kHeartbeat && controls_.back().written == 0) {
+    slot = &controls_.back();
+  } else {
+    if (!controls_.push(ControlEntry{})) return;  // queue full of unsent control: drop
+    slot = &controls_.back();
+  }
+  slot->kind = message.kind;
+  slot->length = encode_control_payload(message, slot->payload);
+  slot->header = encode_frame_header(make_header(message.kind, 0, slot->length));
+  slot->written = 0;
+  write_some();
+}
+
+void TcpLink::close_gracefully() {
+  closing_ = true;
+  maybe_send_goodbye();
+}
+
+void TcpLink::maybe_send_goodbye() {
+  if (!closing_ || goodbye_queued_ || failed() || !sends_.empty()) return;
+  ControlMessage goodbye;
+  goodbye.kind = FrameKind::kGoodbye;
+  send_control(goodbye);
+  goodbye_queued_ = true;
+}
+
+void TcpLink::on_events(uint32_t events) {
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) read_some();
+  if (!failed() && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) write_some();
+}
+
+// ---- writing ---------------------------------------------------------------
+
+void TcpLink::write_some() {
+  while (!failed()) {
+    bool data_in_progress = !sends_.empty() && sends_.front().written > 0;
+    bool progressed = false;
+    if (!controls_.empty() && !data_in_progress) {
+      progressed = write_control();
+    } else if (!sends_.empty() && sends_.front().zero_fill) {
+      progressed = write_zero_fill();
+    } else {
+      progressed = write_data();
+    }
+    if (!progressed) break;
+  }
+  if (failed()) return;
+  maybe_send_goodbye();
+  if (goodbye_queued_ && controls_.empty() && !flushed_) {
+    shutdown(fd_.get(), SHUT_WR);
+    flushed_ = true;
+  }
+}
+
+namespace {
+// Sends what the socket takes; returns bytes sent, 0 on EAGAIN, -1 on error.
+ssize_t send_iov(int fd, iovec* iov, size_t count) {
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = count;
+  while (true) {
+    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return -1;
+  }
+}
+
+// Appends the unwritten part of header+payload to iov.
+size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* payload, size_t payload_len,
+                     size_t written) {
+  size_t n = 0;
+  if (written < kFrameHeaderSize) {
+    iov[n++] = {const_cast<std::byte*>(header + written), kFrameHeaderSize - written};
+    written = kFrameHeaderSize;
+  }
+  size_t payload_done = written - kFrameHeaderSize;
+  if (payload_done < payload_len) {
+    iov[n++] = {const_cast<std::byte*>(payload + payload_done), payload_len - payload_done};
+  }
+  return n;
+}
+}  // namespace
+
+bool TcpLink::write_control() {
+  ControlEntry& c = controls_.front();
+  std::array<iovec, 2> iov;
+  size_t count = add_frame_iov(iov.data(), c.header.data(), c.payload.data(), c.length, c.written);
+  ssize_t n = send_iov(fd_.get(), iov.data(), count);
+  if (n < 0) {
+    fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
+                                              system_error("send", errno).message())));
+    return false;
+  }
+  c.written += static_cast<size_t>(n);
+  if (c.written == kFrameHeaderSize + c.length) controls_.pop();
+  return n > 0;
+}
+
+bool TcpLink::write_data() {
+  if (sends_.empty()) return false;
+  std::array<iovec, kMaxIov> iov;
+  size_t count = 0;
+  for (size_t i = 0; i < sends_.size() && count + 2 <= kMaxIov; ++i) {
+    SendEntry& e = sends_.at(i);
+    count += add_frame_iov(iov.data() + count, e.header.data(), e.data, e.length, e.written);
+  }
+  ssize_t n = send_iov(fd_.get(), iov.data(), count);
+  if (n < 0) {
+    fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
+                                              system_error("send", errno).message())));
+    return false;
+  }
+  size_t left = static_cast<size_t>(n);
+  while (left > 0) {
+    SendEntry& e = sends_.front();
+    size_t take = std::min(left, kFrameHeaderSize + e.length - e.written);
+    e.written += take;
+    left -= take;
+    if (e.written == kFrameHeaderSize + e.length) {
+      sends_.pop();
+      ++sends_done_;
+    }
+  }
+  return n > 0;
+}
+
+bool TcpLink::write_zero_fill() {
+  static constexpr std::array<std::byte, 4096> kZeros{};
+  SendEntry& e = sends_.front();
+  std::array<iovec, 2> iov;
+  size_t count = 0;
+  if (e.written < kFrameHeaderSize) {
+    iov[count++] = {e.header.data() + e.written, kFrameHeaderSize - e.written};
+  }
+  size_t payload_left = kFrameHeaderSize + e.length - std::max(e.written, kFrameHeaderSize);
+  if (payload_left > 0) {
+    iov[count++] = {const_cast<std::byte*>(kZeros.data()), std::min(payload_left, kZeros.size())};
+  }
+  ssize_t n = send_iov(fd_.get(), iov.data(), count);
+  if (n < 0) {
+    fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
+                                              system_error("send", errno).message())));
+    return false;
+  }
+  e.written += static_cast<size_t>(n);
+  if (e.written == kFrameHeaderSize + e.length) sends_.pop();  // already counted as done
+  return n > 0;
+}
+
+// ---- reading ---------------------------------------------------------------
+
+ssize_t TcpLink::read_into(std::byte* dst, size_t len) {
+  while (true) {
+    ssize_t n = ::recv(fd_.get(), dst, len, MSG_DONTWAIT);
+    if (n > 0) return n;
+    if (n == 0) {
+      if (peer_left_) {
+        fail(Status(TM_ERROR_PEER_FAILED, str_cat(options_.peer_name, " left the communicator")));
+      } else {
+        fail(Status(TM_ERROR_PEER_FAILED,
+                    str_cat("connection closed by ", options_.peer_name, " (process exited or crashed)")));
+      }
+      return -1;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    fail(Status(TM_ERROR_PEER_FAILED,
+                str_cat("connection to ", options_.peer_name, " broken: ", system_error("recv", errno).message())));
+    return -1;
+  }
+}
+
+void TcpLink::read_some() {
+  bool more = true;
+  while (more && !failed()) {
+    switch (read_state_) {
+      case ReadState::kHeader: more = read_header(); break;
+      case ReadState::kHeld: more = match_held_frame(); break;
+      case ReadState::kPayload: more = read_payload(); break;
+      case ReadState::kControlPayload: more = read_control_payload(); break;
+      case ReadState::kDiscard: more = discard_payload(); break;
+    }
+  }
+}
+
+bool TcpLink::read_header() {
+  ssize_t n = read_into(header_bytes_.data() + header_got_, kFrameHeaderSize - header_got_);
+  if (n <= 0) return false;
+  header_got_ += static_cast<size_t>(n);
+  if (header_got_ < kFrameHeaderSize) return true;
+  header_got_ = 0;
+  FrameLimits limits;
+  limits.job_id = options_.job_id;
+  limits.epoch = options_.epoch;
+  limits.peer_slot = options_.peer_slot;
+  limits.max_data_length = options_.max_frame_bytes;
+  auto header = parse_frame_header(header_bytes_, limits);
+  if (!header.ok()) {
+    fail(Status(TM_ERROR_PROTOCOL, str_cat("bad frame from ", options_.peer_name, ": ", header.status().message())));
+    return false;
+  }
+  on_header(header.value());
+  return true;
+}
+
+void TcpLink::on_header(const FrameHeader& header) {
+  frame_ = header;
+  payload_got_ = 0;
+  if (header.kind == FrameKind::kData && discarding_) {
+    discard_left_ = header.length;
+    read_state_ = ReadState::kDiscard;
+  } else if (header.kind == FrameKind::kData) {
+    read_state_ = ReadState::kHeld;
+  } else if (header.length > 0) {
+    read_state_ = ReadState::kControlPayload;
+  } else {
+    on_control_frame();
+  }
+}
+
+// A data frame's header has been read: match it with the oldest posted receive.
+bool TcpLink::match_held_frame() {
+  if (recvs_.empty()) return false;  // back-pressure until a receive is posted
+  const RecvEntry& r = recvs_.front();
+  if (frame_.tag != r.tag || frame_.length != r.length) {
+    fail(Status(TM_ERROR_PROTOCOL,
+                str_cat(options_.peer_name, " sent a message with tag 0x", std::hex, frame_.tag, std::dec, " of ",
+                        frame_.length, " bytes where tag 0x", std::hex, r.tag, std::dec, " of ", r.length,
+                        " bytes was expected (the slots issued different operations or counts)")));
+    return false;
+  }
+  read_state_ = ReadState::kPayload;
+  return true;
+}
+
+bool TcpLink::read_payload() {
+  RecvEntry& r = recvs_.front();
+  if (payload_got_ < r.length) {
+    ssize_t n = read_into(r.data + payload_got_, r.length - payload_got_);
+    if (n <= 0) return false;
+    payload_got_ += static_cast<size_t>(n);
+    if (payload_got_ < r.length) return true;
+  }
+  recvs_.pop();
+  ++recvs_done_;
+  read_state_ = ReadState::kHeader;
+  return true;
+}
+
+bool TcpLink::discard_payload() {
+  while (discard_left_ > 0) {
+    ssize_t n = read_into(control_in_.data(), std::min<uint64_t>(discard_left_, control_in_.size()));
+    if (n <= 0) return false;
+    discard_left_ -= static_cast<uint64_t>(n);
+  }
+  read_state_ = ReadState::kHeader;
+  return true;
+}
+
+bool TcpLink::read_control_payload() {
+  ssize_t n = read_into(control_in_.data() + payload_got_, frame_.length - payload_got_);
+  if (n <= 0) return false;
+  payload_got_ += static_cast<size_t>(n);
+  if (payload_got_ == frame_.length) on_control_frame();
+  return true;
+}
+
+void TcpLink::on_control_frame() {
+  read_state_ = ReadState::kHeader;
+  auto message = parse_control_payload(frame_.kind, std::span<const std::byte>(control_in_.data(), frame_.length));
+  if (!message.ok()) {
+    fail(Status(TM_ERROR_PROTOCOL, str_cat("bad control frame from ", options_.peer_name, ": ",
+                                           message.status().message())));
+    return;
+  }
+  if (frame_.kind == FrameKind::kGoodbye) peer_left_ = true;
+  if (observer_ != nullptr) observer_->on_control(*this, message.value());
+}
+
+}  // namespace trainmover::transport::tcp

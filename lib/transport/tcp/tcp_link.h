@@ -1,0 +1,143 @@
+// TcpLink: the Link (transport/link.h) over one TCP connection, after a
+// successful handshake.
+//
+// Every frame is a 48-byte header (transport/frame.h) and its payload. Sends
+// are written straight from the caller's buffer and several queued frames go
+// out in one sendmsg(); receives are read straight into the posted buffer,
+// header first, so a frame is validated before any of its payload lands in
+// user memory. Control frames are kept in a small queue of their own and go
+// out between data frames.
+//
+// Threading: engine thread only (see Link). The EventLoop must outlive the
+// link; the link deregisters itself when it fails or is destroyed.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <memory>
+#include <string>
+
+#include "common/bounded_queue.h"
+#include "common/event_loop.h"
+#include "common/unique_fd.h"
+#include "transport/frame.h"
+#include "transport/link.h"
+
+namespace trainmover::transport::tcp {
+
+class TcpLink final : public Link, private EventHandler {
+ public:
+  struct Options {
+    uint64_t job_id = 0;
+    uint64_t epoch = 0;
+    int32_t local_slot = -1;
+    int32_t peer_slot = -1;
+    uint64_t peer_instance = 0;
+    uint64_t max_frame_bytes = uint64_t{1} << 31;
+    size_t max_outstanding = 512;  // per direction
+    std::string peer_name;         // for messages: "slot 3 (10.0.0.2:4000)"
+  };
+
+  static Result<std::unique_ptr<TcpLink>> create(EventLoop& loop, UniqueFd fd, const Options& options,
+                                                 LinkObserver* observer);
+  ~TcpLink() override;
+
+  int peer_slot() const override { return options_.peer_slot; }
+  uint64_t peer_instance() const override { return options_.peer_instance; }
+  RequestHandle post_send(uint64_t tag, std::span<const std::byte> data) override;
+  RequestHandle post_recv(uint64_t tag, std::span<std::byte> data) override;
+  RequestState test(RequestHandle request) const override;
+  size_t pending_sends() const override { return sends_.size(); }
+  size_t pending_recvs() const override { return recvs_.size(); }
+  void cancel_pending() override;
+  void send_control(const ControlMessage& message) override;
+  void close_gracefully() override;
+  bool flushed() const override { return flushed_; }
+  const Status& status() const override { return status_; }
+  bool peer_left() const override { return peer_left_; }
+
+ private:
+  struct SendEntry {
+    FrameHeaderBytes header{};
+    const std::byte* data = nullptr;
+    size_t length = 0;   // payload bytes
+    size_t written = 0;  // of header + payload
+    bool zero_fill = false;  // cancelled mid-frame: the rest of the payload is zeros
+  };
+  struct ControlEntry {
+    FrameHeaderBytes header{};
+    ControlPayload payload{};
+    size_t length = 0;
+    size_t written = 0;
+    FrameKind kind = FrameKind::kHeartbeat;
+  };
+  struct RecvEntry {
+    uint64_t tag = 0;
+    std::byte* data = nullptr;
+    size_t length = 0;
+  };
+  enum class ReadState { kHeader, kHeld, kPayload, kControlPayload, kDiscard };
+  // Requests [low, high) were cancelled.
+  struct CancelRange {
+    uint64_t low = 0;
+    uint64_t high = 0;
+    bool contains(uint64_t seq) const { return seq >= low && seq < high; }
+  };
+
+  TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObserver* observer);
+
+  void on_events(uint32_t events) override;
+  FrameHeader make_header(FrameKind kind, uint64_t tag, uint64_t length) const;
+
+  void write_some();
+  bool write_control();
+  bool write_data();
+  bool write_zero_fill();
+  void maybe_send_goodbye();
+
+  void read_some();
+  bool read_header();
+  bool read_payload();
+  bool read_control_payload();
+  bool discard_payload();
+  void on_header(const FrameHeader& header);
+  bool match_held_frame();
+  void on_control_frame();
+
+  // Reads into [dst, dst+len); returns bytes read, 0 when it would block.
+  // On end of stream or error the link fails and -1 is returned.
+  ssize_t read_into(std::byte* dst, size_t len);
+  void fail(Status status);
+
+  EventLoop& loop_;
+  UniqueFd fd_;
+  Options options_;
+  LinkObserver* observer_;
+  Status status_;
+  bool registered_ = false;
+
+  BoundedQueue<SendEntry> sends_;
+  BoundedQueue<ControlEntry> controls_;
+  uint64_t sends_posted_ = 0;
+  uint64_t sends_done_ = 0;
+  CancelRange sends_cancelled_;
+  bool closing_ = false;
+  bool goodbye_queued_ = false;
+  bool flushed_ = false;
+
+  BoundedQueue<RecvEntry> recvs_;
+  uint64_t recvs_posted_ = 0;
+  uint64_t recvs_done_ = 0;
+  CancelRange recvs_cancelled_;
+  bool discarding_ = false;  // data frames are read and dropped (after cancel_pending)
+  uint64_t discard_left_ = 0;
+  ReadState read_state_ = ReadState::kHeader;
+  FrameHeaderBytes header_bytes_{};
+  size_t header_got_ = 0;
+  FrameHeader frame_;
+  size_t payload_got_ = 0;
+  ControlPayload control_in_{};
+  bool peer_left_ = false;
+};
+
+}  // namespace trainmover::transport::tcp

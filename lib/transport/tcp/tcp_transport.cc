@@ -1,0 +1,187 @@
+#include "transport/tcp/tcp_transport.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace trainmover::transport::tcp {
+
+// A handshake in progress, registered with the event loop.
+struct TcpTransport::Pending final : EventHandler {
+  TcpTransport* owner = nullptr;
+  std::unique_ptr<HandshakeSession> session;
+  int slot = -1;  // outgoing: the slot asked for; incoming: -1 until known
+  bool outgoing = false;
+  bool registered = false;
+  bool finished = false;
+  Clock::time_point deadline;
+
+  void on_events(uint32_t) override { owner->on_session_event(*this); }
+};
+
+Result<std::unique_ptr<TcpTransport>> TcpTransport::create(EventLoop& loop, const JobSecret& secret,
+                                                           const Options& options, TransportListener* listener,
+                                                           LinkObserver* link_observer) {
+  std::unique_ptr<TcpTransport> t(new TcpTransport(loop, secret, options, listener, link_observer));
+  TM_ASSIGN_OR_RETURN(SocketAddress bind_address, resolve(options.listen_host, 0));
+  TM_ASSIGN_OR_RETURN(t->listen_fd_, listen_on(bind_address));
+  TM_ASSIGN_OR_RETURN(SocketAddress bound, local_address(t->listen_fd_.get()));
+  t->endpoint_ = bound.to_string();
+  TM_RETURN_IF_ERROR(loop.add(t->listen_fd_.get(), EPOLLIN, t.get()));
+  return t;
+}
+
+TcpTransport::TcpTransport(EventLoop& loop, const JobSecret& secret, const Options& options,
+                           TransportListener* listener, LinkObserver* link_observer)
+    : loop_(loop), secret_(secret), options_(options), listener_(listener), link_observer_(link_observer) {}
+
+TcpTransport::~TcpTransport() {
+  for (auto& p : pending_) retire(*p);
+  if (listen_fd_.valid()) loop_.remove(listen_fd_.get(), this);
+}
+
+std::string TcpTransport::slot_name(int slot) const { return slot >= 0 ? str_cat("slot ", slot) : "a peer"; }
+
+Hello TcpTransport::local_hello() const {
+  Hello h;
+  h.job_id = options_.job_id;
+  h.comm_id = options_.comm_id;
+  h.epoch = options_.epoch;
+  h.slot = options_.slot;
+  h.instance_id = options_.instance_id;
+  return h;
+}
+
+void TcpTransport::on_events(uint32_t) { accept_all(); }
+
+void TcpTransport::accept_all() {
+  while (true) {
+    sockaddr_storage from{};
+    socklen_t from_len = sizeof from;
+    int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) log(LogLevel::kWarn, "accept: ", system_error("", errno).message());
+      return;
+    }
+    SocketAddress peer;
+    std::memcpy(&peer.storage, &from, from_len);
+    peer.length = from_len;
+    auto session = HandshakeSession::acceptor(
+        UniqueFd(fd), secret_, local_hello(), [this](const Hello& h) { return listener_->on_incoming(h); },
+        "connection from " + peer.to_string());
+    if (!session.ok()) {
+      log(LogLevel::kWarn, "cannot start handshake: ", session.status().message());
+      continue;
+    }
+    start_session(std::move(session).value(), -1, false);
+  }
+}
+
+void TcpTransport::connect(int slot, const std::string& endpoint, uint64_t instance_id) {
+  auto fail = [&](const Status& st) { listener_->on_connect_failed(slot, st, Verdict::kRefused); };
+  auto address = resolve(endpoint);
+  if (!address.ok()) return fail(address.status().with_context(str_cat("endpoint of slot ", slot)));
+  auto fd = start_connect(address.value());
+  if (!fd.ok()) return fail(fd.status().with_context(str_cat("slot ", slot)));
+  auto session = HandshakeSession::connector(std::move(fd).value(), secret_, [&] {
+    Hello h = local_hello();
+    h.target_slot = slot;
+    return h;
+  }(), ExpectedPeer{slot, instance_id}, str_cat("slot ", slot, " at ", endpoint));
+  if (!session.ok()) return fail(session.status());
+  start_session(std::move(session).value(), slot, true);
+}
+
+void TcpTransport::cancel_connect(int slot) {
+  for (auto& p : pending_) {
+    if (p->outgoing && p->slot == slot && !p->finished) retire(*p);
+  }
+}
+
+void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int slot, bool outgoing) {
+  auto pending = std::make_unique<Pending>();
+  pending->owner = this;
+  pending->session = std::move(session);
+  pending->slot = slot;
+  pending->outgoing = outgoing;
+  pending->deadline = Clock::now() + options_.handshake_timeout;
+  Status st = loop_.add(pending->session->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, pending.get());
+  if (!st.ok()) {
+    if (outgoing) listener_->on_connect_failed(slot, st, Verdict::kRefused);
+    return;
+  }
+  pending->registered = true;
+  Pending& ref = *pending;
+  pending_.push_back(std::move(pending));
+  on_session_event(ref);  // the accept or connect may already be readable/writable
+}
+
+void TcpTransport::on_session_event(Pending& pending) {
+  if (pending.finished) return;
+  pending.session->advance();
+  if (pending.session->state() != HandshakeSession::State::kRunning) finish(pending);
+}
+
+void TcpTransport::retire(Pending& pending) {
+  if (pending.registered) {
+    loop_.remove(pending.session->fd(), &pending);
+    pending.registered = false;
+  }
+  pending.finished = true;
+}
+
+void TcpTransport::finish(Pending& pending) {
+  HandshakeSession& s = *pending.session;
+  retire(pending);
+  if (s.state() == HandshakeSession::State::kFailed) {
+    if (pending.outgoing) {
+      listener_->on_connect_failed(pending.slot, s.status(), s.verdict());
+    } else {
+      log(LogLevel::kInfo, s.status().message());
+    }
+    s.take_fd();  // closes it
+    return;
+  }
+  const Hello peer = s.peer();
+  UniqueFd fd = s.take_fd();
+  Status st = set_link_options(fd.get(), options_.socket);
+  TcpLink::Options lo;
+  lo.job_id = options_.job_id;
+  lo.epoch = options_.epoch;
+  lo.local_slot = options_.slot;
+  lo.peer_slot = peer.slot;
+  lo.peer_instance = peer.instance_id;
+  lo.max_frame_bytes = options_.max_frame_bytes;
+  lo.max_outstanding = options_.max_outstanding;
+  lo.peer_name = str_cat("slot ", peer.slot);
+  Result<std::unique_ptr<TcpLink>> link = st.ok() ? TcpLink::create(loop_, std::move(fd), lo, link_observer_)
+                                                   : Result<std::unique_ptr<TcpLink>>(st);
+  if (!link.ok()) {
+    if (pending.outgoing) listener_->on_connect_failed(pending.slot, link.status(), Verdict::kRefused);
+    return;
+  }
+  listener_->on_link_ready(std::move(link).value(), peer);
+}
+
+void TcpTransport::sweep() {
+  auto now = Clock::now();
+  for (auto& p : pending_) {
+    if (p->finished || now < p->deadline) continue;
+    Status timeout = error(TM_ERROR_TIMEOUT, "handshake with ", p->session->peer_name(), " did not complete within ",
+                           to_seconds(options_.handshake_timeout), " s");
+    retire(*p);
+    if (p->outgoing) {
+      listener_->on_connect_failed(p->slot, timeout, Verdict::kRefused);
+    } else {
+      log(LogLevel::kInfo, timeout.message());
+    }
+  }
+  std::erase_if(pending_, [](const std::unique_ptr<Pending>& p) { return p->finished; });
+}
+
+}  // namespace trainmover::transport::tcp

@@ -1,0 +1,74 @@
+// TcpTransport: listens on one address, runs handshakes for incoming and
+// outgoing connections, and turns each authenticated connection into a
+// TcpLink.
+//
+// Only the address given is bound (never INADDR_ANY unless asked), and a
+// connection that does not complete the handshake within the handshake
+// timeout is closed.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/event_loop.h"
+#include "common/secret.h"
+#include "transport/tcp/handshake_session.h"
+#include "transport/tcp/socket.h"
+#include "transport/tcp/tcp_link.h"
+#include "transport/transport.h"
+
+namespace trainmover::transport::tcp {
+
+class TcpTransport final : public Transport, private EventHandler {
+ public:
+  struct Options {
+    uint64_t job_id = 0;
+    uint64_t comm_id = 0;
+    uint64_t epoch = 0;
+    int32_t slot = -1;
+    uint64_t instance_id = 0;
+    std::string listen_host = "127.0.0.1";
+    LinkSocketOptions socket;
+    uint64_t max_frame_bytes = uint64_t{1} << 31;
+    size_t max_outstanding = 512;
+    Duration handshake_timeout = std::chrono::seconds(10);
+  };
+
+  // `secret`, `loop` and both observers must outlive the transport.
+  static Result<std::unique_ptr<TcpTransport>> create(EventLoop& loop, const JobSecret& secret,
+                                                      const Options& options, TransportListener* listener,
+                                                      LinkObserver* link_observer);
+  ~TcpTransport() override;
+
+  std::string local_endpoint() const override { return endpoint_; }
+  void connect(int slot, const std::string& endpoint, uint64_t instance_id) override;
+  void cancel_connect(int slot) override;
+  void sweep() override;
+
+ private:
+  struct Pending;
+
+  TcpTransport(EventLoop& loop, const JobSecret& secret, const Options& options, TransportListener* listener,
+               LinkObserver* link_observer);
+  void on_events(uint32_t events) override;  // the listening socket
+  void accept_all();
+  Hello local_hello() const;
+  void start_session(std::unique_ptr<HandshakeSession> session, int slot, bool outgoing);
+  void on_session_event(Pending& pending);
+  void finish(Pending& pending);
+  void retire(Pending& pending);
+  std::string slot_name(int slot) const;
+
+  EventLoop& loop_;
+  const JobSecret& secret_;
+  Options options_;
+  TransportListener* listener_;
+  LinkObserver* link_observer_;
+  UniqueFd listen_fd_;
+  std::string endpoint_;
+  std::vector<std::unique_ptr<Pending>> pending_;
+};
+
+}  // namespace trainmover::transport::tcp

@@ -1,0 +1,49 @@
+// Transport: how a communicator gets links to peer slots. One per
+// communicator; tcp/ implements it, and shm/, ibverbs/, nccl/ will be
+// siblings with the same interface.
+//
+// Threading: engine thread only. Results come back through TransportListener
+// from inside the event loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "transport/handshake.h"
+#include "transport/link.h"
+
+namespace trainmover::transport {
+
+class TransportListener {
+ public:
+  // An authenticated peer of this job, communicator and epoch asks for a
+  // link. Return kAccepted to take it, or the reason for refusing.
+  virtual Verdict on_incoming(const Hello& peer) = 0;
+  // A link is up: either an accepted incoming one or a completed connect().
+  virtual void on_link_ready(std::unique_ptr<Link> link, const Hello& peer) = 0;
+  // A connect() to `slot` failed. `verdict` is the acceptor's answer when it
+  // gave one (kDuplicate: the peer's own link to us wins, wait for it).
+  virtual void on_connect_failed(int slot, const Status& status, Verdict verdict) = 0;
+
+ protected:
+  ~TransportListener() = default;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Where peers reach this process: "host:port".
+  virtual std::string local_endpoint() const = 0;
+  // Opens a link to the process serving `slot` at `endpoint`; `instance_id`
+  // (0: any) must match the process found there.
+  virtual void connect(int slot, const std::string& endpoint, uint64_t instance_id) = 0;
+  // Drops an outgoing connect to `slot` still in its handshake.
+  virtual void cancel_connect(int slot) = 0;
+  // Fails handshakes past their deadline and frees finished ones; call after
+  // each batch of events (never from inside one).
+  virtual void sweep() = 0;
+};
+
+}  // namespace trainmover::transport
