@@ -130,33 +130,37 @@ void TcpLink::cancel_pending() {
 
 void TcpLink::send_control(const ControlMessage& message) {
   if (failed() || goodbye_queued_) return;
+  if (enqueue_control(message)) write_some();
+}
+
+bool TcpLink::enqueue_control(const ControlMessage& message) {
   ControlEntry* slot = nullptr;
   // A heartbeat that has not started going out is replaced, not queued again.
   if (message.kind == FrameKind::kHeartbeat && !controls_.empty() &&
       controls_.back().kind == FrameKind::kHeartbeat && controls_.back().written == 0) {
     slot = &controls_.back();
   } else {
-    if (!controls_.push(ControlEntry{})) return;  // queue full of unsent control: drop
+    if (!controls_.push(ControlEntry{})) return false;  // queue full of unsent control: drop
     slot = &controls_.back();
   }
   slot->kind = message.kind;
   slot->length = encode_control_payload(message, slot->payload);
   slot->header = encode_frame_header(make_header(message.kind, 0, slot->length));
   slot->written = 0;
-  write_some();
+  return true;
 }
 
 void TcpLink::close_gracefully() {
   closing_ = true;
-  maybe_send_goodbye();
+  if (!failed()) write_some();
 }
 
-void TcpLink::maybe_send_goodbye() {
-  if (!closing_ || goodbye_queued_ || failed() || !sends_.empty()) return;
+bool TcpLink::maybe_send_goodbye() {
+  if (!closing_ || goodbye_queued_ || failed() || !sends_.empty()) return false;
   ControlMessage goodbye;
   goodbye.kind = FrameKind::kGoodbye;
-  send_control(goodbye);
-  goodbye_queued_ = true;
+  goodbye_queued_ = enqueue_control(goodbye);
+  return goodbye_queued_;
 }
 
 void TcpLink::on_events(uint32_t events) {
@@ -177,10 +181,10 @@ void TcpLink::write_some() {
     } else {
       progressed = write_data();
     }
-    if (!progressed) break;
+    // Once the data is out, the goodbye (if closing) goes last.
+    if (!progressed && !maybe_send_goodbye()) break;
   }
   if (failed()) return;
-  maybe_send_goodbye();
   if (goodbye_queued_ && controls_.empty() && !flushed_) {
     shutdown(fd_.get(), SHUT_WR);
     flushed_ = true;

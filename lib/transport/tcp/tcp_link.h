@@ -89,11 +89,12 @@ class TcpLink final : public Link, private EventHandler {
   void on_events(uint32_t events) override;
   FrameHeader make_header(FrameKind kind, uint64_t tag, uint64_t length) const;
 
+  bool enqueue_control(const ControlMessage& message);
   void write_some();
   bool write_control();
   bool write_data();
   bool write_zero_fill();
-  void maybe_send_goodbye();
+  bool maybe_send_goodbye();
 
   void read_some();
   bool read_header();

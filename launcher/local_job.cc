@@ -1,0 +1,276 @@
+#include "local_job.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "common/parse.h"
+#include "common/secret.h"
+#include "rendezvous/tcp_store_server.h"
+#include "spawn.h"
+
+extern char** environ;
+
+namespace trainmover::launcher {
+namespace {
+
+// Output beyond this per rank is dropped, so a chatty rank cannot exhaust our memory.
+constexpr size_t kMaxCapturedBytes = 64u << 20;
+// How often the supervisor looks for exited ranks when nothing else wakes it.
+constexpr int kTickMs = 10;
+// After the last rank exits, how long its output pipe may stay open (a
+// grandchild may hold it) before we stop reading.
+constexpr double kDrainSeconds = 2.0;
+
+std::string env_name(const std::string& entry) { return entry.substr(0, entry.find('=')); }
+
+// Our environment, with `overrides` replacing same-named entries.
+std::vector<std::string> child_environment(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    std::string name = env_name(entry);
+    bool replaced = std::any_of(overrides.begin(), overrides.end(),
+                                [&](const auto& o) { return o.first == name; });
+    if (!replaced) env.push_back(std::move(entry));
+  }
+  for (const auto& [name, value] : overrides) env.push_back(name + "=" + value);
+  return env;
+}
+
+struct Rank {
+  RankResult result;
+  UniqueFd out;
+  bool running = true;
+  bool truncated = false;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const LocalJobOptions& options, std::vector<Rank>& ranks)
+      : options_(options), ranks_(ranks), deadline_(Deadline::after(options.timeout)) {}
+
+  LocalJobResult run();
+
+ private:
+  bool any_running() const {
+    return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; });
+  }
+  bool any_output_open() const {
+    return std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.out.valid(); });
+  }
+  void wait_for_events(Deadline drain);
+  void read_output(Rank& rank);
+  void read_forwarded_signals();
+  void reap();
+  void signal_running(int sig);
+  void begin_stop(int sig);
+
+  const LocalJobOptions& options_;
+  std::vector<Rank>& ranks_;
+  Deadline deadline_;
+  bool stopping_ = false;
+  bool killed_ = false;
+  Deadline kill_at_ = Deadline::never();
+  LocalJobResult result_;
+};
+
+void Supervisor::signal_running(int sig) {
+  for (Rank& rank : ranks_) {
+    if (!rank.running) continue;
+    rank.result.stopped_by_job = true;
+    kill(-rank.result.pid, sig);  // the rank's process group: it and what it started
+  }
+}
+
+void Supervisor::begin_stop(int sig) {
+  signal_running(sig);
+  if (!stopping_) {
+    stopping_ = true;
+    kill_at_ = Deadline::after(options_.kill_grace);
+  }
+}
+
+void Supervisor::read_output(Rank& rank) {
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = read(rank.out.get(), buffer, sizeof buffer);
+    if (n > 0) {
+      size_t room = kMaxCapturedBytes - std::min(kMaxCapturedBytes, rank.result.output.size());
+      rank.result.output.append(buffer, std::min(room, static_cast<size_t>(n)));
+      rank.truncated |= static_cast<size_t>(n) > room;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    rank.out.reset();  // EOF or a read error: nothing more will come
+    return;
+  }
+}
+
+void Supervisor::read_forwarded_signals() {
+  signalfd_siginfo info;
+  while (read(options_.forward_signals_fd, &info, sizeof info) == sizeof info) {
+    int sig = static_cast<int>(info.ssi_signo);
+    if (result_.forwarded_signal == 0) result_.forwarded_signal = sig;
+    begin_stop(sig);
+  }
+}
+
+void Supervisor::wait_for_events(Deadline drain) {
+  std::vector<pollfd> fds;
+  std::vector<Rank*> owners;
+  for (Rank& rank : ranks_) {
+    if (!rank.out.valid()) continue;
+    fds.push_back({rank.out.get(), POLLIN, 0});
+    owners.push_back(&rank);
+  }
+  if (options_.forward_signals_fd >= 0) fds.push_back({options_.forward_signals_fd, POLLIN, 0});
+  int timeout_ms = std::min({kTickMs, deadline_.poll_timeout_ms(), kill_at_.poll_timeout_ms(),
+                             drain.poll_timeout_ms()});
+  int ready = poll(fds.data(), fds.size(), timeout_ms);
+  if (ready <= 0) return;  // timeout, or EINTR: the loop re-checks everything
+  for (size_t i = 0; i < owners.size(); ++i) {
+    if (fds[i].revents != 0) read_output(*owners[i]);
+  }
+  if (options_.forward_signals_fd >= 0 && fds.back().revents != 0) read_forwarded_signals();
+}
+
+void Supervisor::reap() {
+  for (Rank& rank : ranks_) {
+    if (!rank.running) continue;
+    int wstatus = 0;
+    pid_t r = waitpid(rank.result.pid, &wstatus, WNOHANG);
+    if (r == 0 || (r < 0 && errno == EINTR)) continue;
+    rank.running = false;
+    if (r > 0 && WIFEXITED(wstatus)) {
+      rank.result.exited = true;
+      rank.result.exit_code = WEXITSTATUS(wstatus);
+    } else if (r > 0 && WIFSIGNALED(wstatus)) {
+      rank.result.term_signal = WTERMSIG(wstatus);
+    }
+    if (!rank.result.succeeded() && result_.first_failed_rank < 0 && !rank.result.stopped_by_job) {
+      result_.first_failed_rank = rank.result.rank;
+      begin_stop(SIGTERM);
+    }
+  }
+}
+
+LocalJobResult Supervisor::run() {
+  Deadline drain = Deadline::never();
+  while (any_running() || (any_output_open() && !drain.expired())) {
+    wait_for_events(drain);
+    reap();
+    if (any_running() && deadline_.expired() && !stopping_) {
+      result_.timed_out = true;
+      begin_stop(SIGTERM);
+    }
+    if (stopping_ && !killed_ && kill_at_.expired()) {
+      killed_ = true;
+      signal_running(SIGKILL);
+    }
+    if (!any_running() && drain.at() == Clock::time_point::max()) {
+      drain = Deadline::after(seconds(kDrainSeconds));
+    }
+  }
+  for (Rank& rank : ranks_) {
+    if (rank.truncated) rank.result.output += "\n[trainmover: output truncated]\n";
+    result_.ranks.push_back(std::move(rank.result));
+  }
+  return std::move(result_);
+}
+
+Status check_options(const LocalJobOptions& options) {
+  if (options.argv.empty()) return error(TM_ERROR_INVALID_ARGUMENT, "local job: no program given");
+  if (options.nprocs < 1 || options.nprocs > 4096) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "local job: nprocs ", options.nprocs,
+                 " is not in [1, 4096]");
+  }
+  if (options.timeout <= Duration::zero()) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "local job: timeout must be positive");
+  }
+  return Status::Ok();
+}
+
+// The TRAINMOVER_* variables of one rank, then the caller's extras.
+std::vector<std::pair<std::string, std::string>> rank_variables(const LocalJobOptions& options,
+                                                                int rank, uint64_t job_id,
+                                                                const std::string& secret_hex,
+                                                                const std::string& store) {
+  std::vector<std::pair<std::string, std::string>> vars = {
+      {"TRAINMOVER_SLOT", std::to_string(rank)},
+      {"TRAINMOVER_NSLOTS", std::to_string(options.nprocs)},
+      {"TRAINMOVER_JOB_ID", std::to_string(job_id)},
+      {"TRAINMOVER_JOB_SECRET", secret_hex},
+      {"TRAINMOVER_STORE", store},
+  };
+  vars.insert(vars.end(), options.extra_env.begin(), options.extra_env.end());
+  return vars;
+}
+
+}  // namespace
+
+std::string RankResult::describe() const {
+  if (exited) return str_cat("rank ", rank, " exited with status ", exit_code);
+  if (term_signal != 0) {
+    return str_cat("rank ", rank, " was killed by signal ", term_signal, " (",
+                   strsignal(term_signal), ")");
+  }
+  return str_cat("rank ", rank, " ended in an unknown way");
+}
+
+Result<std::string> resolve_program(const std::string& program) {
+  if (program.empty()) return error(TM_ERROR_INVALID_ARGUMENT, "empty program name");
+  auto executable = [](const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    if (executable(program)) return program;
+    return error(TM_ERROR_INVALID_ARGUMENT, "program ", program, " is not an executable file");
+  }
+  std::string path = get_env("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  for (std::string_view dir : split(path, ':')) {
+    std::string candidate = str_cat(dir.empty() ? "." : dir, "/", program);
+    if (executable(candidate)) return candidate;
+  }
+  return error(TM_ERROR_INVALID_ARGUMENT, "program ", program, " not found in PATH");
+}
+
+Result<LocalJobResult> run_local_job(const LocalJobOptions& options) {
+  TM_RETURN_IF_ERROR(check_options(options));
+  TM_ASSIGN_OR_RETURN(std::string path, resolve_program(options.argv[0]));
+  TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::generate());
+  TM_ASSIGN_OR_RETURN(uint64_t job_id, random_u64());
+  job_id >>= 1;  // keep it printable as a positive signed number too
+  TM_ASSIGN_OR_RETURN(auto store, rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id));
+  std::string secret_hex = secret.to_hex();
+
+  std::vector<Rank> ranks(options.nprocs);
+  for (int i = 0; i < options.nprocs; ++i) {
+    SpawnRequest request{path, options.argv,
+                         child_environment(rank_variables(options, i, job_id, secret_hex,
+                                                          store->address())),
+                         options.capture_stdout};
+    auto child = spawn_child(request);
+    if (!child.ok()) {
+      for (int j = 0; j < i; ++j) kill_and_reap(ranks[j].result.pid, Duration::zero());
+      return child.status().with_context(str_cat("starting rank ", i));
+    }
+    ranks[i].result.rank = i;
+    ranks[i].result.pid = child->pid;
+    ranks[i].out = std::move(child->stdout_reader);
+  }
+  return Supervisor(options, ranks).run();
+}
+
+}  // namespace trainmover::launcher

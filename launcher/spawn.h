@@ -1,0 +1,43 @@
+// Starting one child process for a local job: fork + execve with a prepared
+// environment, optionally with its stdout on a pipe.
+//
+// fork + exec rather than posix_spawn because the child must, before exec,
+// enter its own process group (so a rank and anything it starts can be
+// signalled as one) and ask to be SIGKILLed when its parent dies (so a
+// killed launcher leaves no orphan ranks). Exec failures are reported back
+// through a close-on-exec pipe, so a missing program is an error here rather
+// than a mysterious exit status 127.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "common/unique_fd.h"
+
+namespace trainmover::launcher {
+
+struct SpawnRequest {
+  std::string path;               // the executable, already resolved
+  std::vector<std::string> argv;  // argv[0] included
+  std::vector<std::string> env;   // "NAME=value" entries, the complete environment
+  bool capture_stdout = false;
+};
+
+struct SpawnedChild {
+  pid_t pid = -1;          // also its process group id
+  UniqueFd stdout_reader;  // non-blocking read end, when captured
+};
+
+// Starts the child. PR_SET_PDEATHSIG ties it to the calling *thread*: call
+// from a thread that outlives the child (the main thread, in our tools).
+Result<SpawnedChild> spawn_child(const SpawnRequest& request);
+
+// Reaps `pid` if it has exited within `limit`, polling; SIGKILLs its group
+// and reaps it if not. For error paths, where the child must not outlive us.
+void kill_and_reap(pid_t pid, Duration limit);
+
+}  // namespace trainmover::launcher

@@ -1,0 +1,103 @@
+#include "support/multiprocess.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+#include <thread>
+
+namespace trainmover::testing {
+
+std::string ChildExit::describe() const {
+  if (timed_out) return "timed out (killed)";
+  if (signal != 0) return str_cat("killed by signal ", signal);
+  return str_cat("exit code ", code);
+}
+
+namespace {
+JobSecret make_secret() {
+  auto s = JobSecret::generate();
+  if (!s.ok()) throw std::runtime_error(s.status().message());
+  return s.value();
+}
+}  // namespace
+
+TestJob::TestJob() : secret_(make_secret()), job_id_(random_u64().value() >> 1) {
+  auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret_, job_id_);
+  if (!server.ok()) throw std::runtime_error(server.status().message());
+  server_ = std::move(server).value();
+}
+
+TestJob::~TestJob() = default;
+
+CommConfig TestJob::config(int slot, int nslots, const std::string& name) const {
+  CommConfig c;
+  c.slot = slot;
+  c.nslots = nslots;
+  c.job_id = job_id_;
+  c.job_secret = secret_.to_hex();
+  c.store_address = server_->address();
+  c.name = name;
+  c.timeout_s = 10;
+  c.connect_timeout_s = 20;
+  c.heartbeat_interval_s = 0.1;
+  return c;
+}
+
+pid_t fork_child(const std::function<int()>& body) {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int code = 99;
+    try {
+      code = body();
+    } catch (...) {
+      code = 98;
+    }
+    std::fflush(nullptr);
+    _exit(code);
+  }
+  return pid;
+}
+
+std::vector<ChildExit> wait_children(const std::vector<pid_t>& pids, std::chrono::seconds timeout) {
+  std::vector<ChildExit> exits(pids.size());
+  std::vector<bool> done(pids.size(), false);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  size_t left = pids.size();
+  while (left > 0) {
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (done[i]) continue;
+      int status = 0;
+      pid_t r = waitpid(pids[i], &status, WNOHANG);
+      if (r != pids[i]) continue;
+      done[i] = true;
+      --left;
+      if (WIFEXITED(status)) exits[i].code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) exits[i].signal = WTERMSIG(status);
+    }
+    if (left == 0) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      for (size_t i = 0; i < pids.size(); ++i) {
+        if (done[i]) continue;
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], nullptr, 0);
+        exits[i].timed_out = true;
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return exits;
+}
+
+std::vector<ChildExit> TestJob::run(int nslots, const std::function<int(int)>& body,
+                                    std::chrono::seconds timeout) const {
+  std::vector<pid_t> pids;
+  for (int slot = 0; slot < nslots; ++slot) pids.push_back(fork_child([&body, slot] { return body(slot); }));
+  return wait_children(pids, timeout);
+}
+
+}  // namespace trainmover::testing
