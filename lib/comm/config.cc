@@ -78,12 +78,12 @@ const std::vector<EnvVar>& env_table() {
          TM_ASSIGN_OR_RETURN(c.heartbeat_interval_s, parse_seconds(v));
          return Status::Ok();
        }},
-      {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring, e.g. 256K (default 256K)",
+      {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring, e.g. 256K (default 1M)",
        [](tm_config_t& c, const char* v) -> Status {
          TM_ASSIGN_OR_RETURN(c.segment_bytes, parse_size(v));
          return Status::Ok();
        }},
-      {"TRAINMOVER_SOCKET_BUFFER", "socket buffer size, e.g. 4M (default 0: kernel autotuning)",
+      {"TRAINMOVER_SOCKET_BUFFER", "socket buffer size (default 4M, capped by net.core.wmem_max/rmem_max; 0: kernel autotuning)",
        [](tm_config_t& c, const char* v) -> Status {
          TM_ASSIGN_OR_RETURN(c.socket_buffer_bytes, parse_size(v));
          return Status::Ok();

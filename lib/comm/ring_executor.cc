@@ -37,12 +37,14 @@ std::byte* RingExecutor::out_ptr(size_t elems) const { return buf_.output + elem
 RingExecutor::State RingExecutor::poll(bool& progressed) {
   progressed = false;
   while (status_.ok()) {
-    bool any = complete_recvs();
-    any = complete_sends() || any;
-    post_sends();
-    post_recvs();
-    if (!any) break;
-    progressed = true;
+    bool completed = complete_recvs();
+    completed = complete_sends() || completed;
+    progressed = progressed || completed;
+    // Posting can complete a request at once (its data already waits in the
+    // socket), with no event to come: go round again whenever anything moved.
+    bool posted = post_sends();
+    posted = post_recvs() || posted;
+    if (!completed && !posted) break;
   }
   if (!status_.ok()) return State::kFailed;
   bool done = sends_done_ == plan_->sends.size() && recvs_done_ == plan_->recvs.size();
@@ -101,10 +103,11 @@ bool RingExecutor::complete_sends() {
   return any;
 }
 
-void RingExecutor::post_sends() {
+bool RingExecutor::post_sends() {
+  size_t before = sends_posted_;
   while (sends_posted_ < plan_->sends.size() && sends_posted_ - sends_done_ < max_outstanding_) {
     const PlanSend& s = plan_->sends[sends_posted_];
-    if (s.after_recv >= 0 && static_cast<size_t>(s.after_recv) >= recvs_done_) return;
+    if (s.after_recv >= 0 && static_cast<size_t>(s.after_recv) >= recvs_done_) break;
     const std::byte* data = nullptr;
     switch (s.source) {
       case PlanBuffer::kInput: data = in_ptr(s.offset); break;
@@ -114,9 +117,11 @@ void RingExecutor::post_sends() {
     send_handles_[sends_posted_] = next_->post_send(tag_, {data, s.count * elem_});
     ++sends_posted_;
   }
+  return sends_posted_ != before;
 }
 
-void RingExecutor::post_recvs() {
+bool RingExecutor::post_recvs() {
+  size_t before = recvs_posted_;
   while (recvs_posted_ < plan_->recvs.size() && recvs_posted_ - recvs_done_ < max_outstanding_) {
     const PlanRecv& r = plan_->recvs[recvs_posted_];
     std::byte* dst = nullptr;
@@ -124,13 +129,14 @@ void RingExecutor::post_recvs() {
       dst = out_ptr(r.offset);
     } else {
       int slot = staging_->acquire();
-      if (slot < 0) return;  // wait for a forwarding send or a reduction to free one
+      if (slot < 0) break;  // wait for a forwarding send or a reduction to free one
       recv_slot_[recvs_posted_] = slot;
       dst = staging_->data(slot);
     }
     recv_handles_[recvs_posted_] = prev_->post_recv(tag_, {dst, r.count * elem_});
     ++recvs_posted_;
   }
+  return recvs_posted_ != before;
 }
 
 int RingExecutor::waiting_on() const {

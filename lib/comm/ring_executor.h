@@ -47,8 +47,8 @@ class RingExecutor {
  private:
   bool complete_recvs();
   bool complete_sends();
-  void post_sends();
-  void post_recvs();
+  bool post_sends();  // true when anything was posted
+  bool post_recvs();
   void apply(const PlanRecv& recv, int staging_slot);
   std::byte* in_ptr(size_t elems) const;
   std::byte* out_ptr(size_t elems) const;

@@ -1,0 +1,241 @@
+// Collectives across real processes: every operation x datatype for 1..8
+// slots, uneven and tiny counts, in-place and out-of-place, each result
+// compared bit for bit with the serial reference (support/reference.h).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/datatype.h"
+#include "support/multiprocess.h"
+#include "rendezvous/tcp_store.h"
+#include "support/reference.h"
+
+#include <thread>
+
+namespace trainmover {
+namespace {
+
+using testing::Bytes;
+
+constexpr tm_datatype_t kTypes[] = {TM_FLOAT32, TM_FLOAT64, TM_FLOAT16, TM_BFLOAT16, TM_INT32, TM_INT64, TM_UINT8};
+constexpr tm_redop_t kOps[] = {TM_SUM, TM_PROD, TM_MAX, TM_MIN, TM_AVG};
+
+// Reports a mismatch from a child; returns a non-zero exit code.
+int mismatch(int slot, const std::string& what, const Bytes& got, const Bytes& want) {
+  size_t i = 0;
+  while (i < got.size() && got[i] == want[i]) ++i;
+  std::fprintf(stderr, "slot %d: %s differs from the reference at byte %zu of %zu\n", slot, what.c_str(), i,
+               want.size());
+  return 3;
+}
+
+int failed(int slot, const std::string& what, const Status& st) {
+  std::fprintf(stderr, "slot %d: %s failed: %s\n", slot, what.c_str(), st.message().c_str());
+  return 2;
+}
+
+std::vector<size_t> counts_for(int n) { return {0, 1, static_cast<size_t>(n) + 1, 1000, 4099}; }
+
+int check_allreduce(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t count, bool in_place) {
+  const int n = comm.nslots(), slot = comm.slot();
+  const std::string what = str_cat("allreduce ", redop_name(op), " ", datatype_name(type), " count ", count,
+                                   in_place ? " in-place" : "");
+  Bytes input = testing::make_input(type, op, slot, count);
+  Bytes output(input.size(), std::byte{0x5A});
+  Bytes original = input;
+  Status st = in_place ? comm.allreduce(input.data(), input.data(), count, type, op)
+                       : comm.allreduce(input.data(), output.data(), count, type, op);
+  if (!st.ok()) return failed(slot, what, st);
+  Bytes want = testing::reference_allreduce(type, op, n, count);
+  const Bytes& got = in_place ? input : output;
+  if (got != want) return mismatch(slot, what, got, want);
+  if (!in_place && input != original) return mismatch(slot, what + " (input modified)", input, original);
+  return 0;
+}
+
+int check_reduce_scatter(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t recvcount, bool in_place) {
+  const int n = comm.nslots(), slot = comm.slot();
+  const size_t esize = datatype_size(type);
+  const std::string what = str_cat("reduce_scatter ", redop_name(op), " ", datatype_name(type), " recvcount ",
+                                   recvcount, in_place ? " in-place" : "");
+  Bytes input = testing::make_input(type, op, slot, recvcount * static_cast<size_t>(n));
+  Bytes output(recvcount * esize, std::byte{0x5A});
+  std::byte* own = input.data() + static_cast<size_t>(slot) * recvcount * esize;
+  Status st = comm.reduce_scatter(input.data(), in_place ? own : output.data(), recvcount, type, op);
+  if (!st.ok()) return failed(slot, what, st);
+  Bytes got = in_place ? Bytes(own, own + recvcount * esize) : output;
+  Bytes want = testing::reference_reduce_scatter(type, op, n, slot, recvcount);
+  return got == want ? 0 : mismatch(slot, what, got, want);
+}
+
+int check_allgather(Communicator& comm, tm_datatype_t type, size_t count, bool in_place) {
+  const int n = comm.nslots(), slot = comm.slot();
+  const size_t esize = datatype_size(type);
+  const std::string what = str_cat("allgather ", datatype_name(type), " count ", count, in_place ? " in-place" : "");
+  Bytes want;
+  for (int s = 0; s < n; ++s) {
+    Bytes part = testing::make_input(type, TM_SUM, s, count, 7);
+    want.insert(want.end(), part.begin(), part.end());
+  }
+  Bytes mine = testing::make_input(type, TM_SUM, slot, count, 7);
+  Bytes output(want.size(), std::byte{0x5A});
+  std::byte* own = output.data() + static_cast<size_t>(slot) * count * esize;
+  if (in_place && count > 0) std::memcpy(own, mine.data(), mine.size());
+  Status st = comm.allgather(in_place ? own : mine.data(), output.data(), count, type);
+  if (!st.ok()) return failed(slot, what, st);
+  return output == want ? 0 : mismatch(slot, what, output, want);
+}
+
+int check_broadcast(Communicator& comm, tm_datatype_t type, size_t count, int root, bool in_place) {
+  const int slot = comm.slot();
+  const std::string what = str_cat("broadcast ", datatype_name(type), " count ", count, " root ", root,
+                                   in_place ? " in-place" : "");
+  Bytes want = testing::make_input(type, TM_SUM, root, count, 11);
+  Bytes send = slot == root ? want : Bytes(want.size(), std::byte{0x11});
+  Bytes recv(want.size(), std::byte{0x5A});
+  if (in_place && slot == root) recv = want;
+  Status st = comm.broadcast(in_place ? recv.data() : send.data(), recv.data(), count, type, root);
+  if (!st.ok()) return failed(slot, what, st);
+  return recv == want ? 0 : mismatch(slot, what, recv, want);
+}
+
+// Runs every collective check in one child per slot.
+int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_bytes) {
+  CommConfig config = job.config(slot, n, str_cat("matrix", n, "-", segment_bytes));
+  config.segment_bytes = segment_bytes;
+  auto comm = Communicator::create(config);
+  if (!comm.ok()) return failed(slot, "create", comm.status());
+  Communicator& c = *comm.value();
+  for (bool in_place : {false, true}) {
+    for (tm_datatype_t type : kTypes) {
+      for (tm_redop_t op : kOps) {
+        for (size_t count : counts_for(n)) {
+          if (int rc = check_allreduce(c, type, op, count, in_place)) return rc;
+        }
+        for (size_t recvcount : {size_t{0}, size_t{1}, size_t{333}}) {
+          if (int rc = check_reduce_scatter(c, type, op, recvcount, in_place)) return rc;
+        }
+      }
+      for (size_t count : {size_t{0}, size_t{1}, size_t{777}}) {
+        if (int rc = check_allgather(c, type, count, in_place)) return rc;
+      }
+      for (int root = 0; root < n; ++root) {
+        if (int rc = check_broadcast(c, type, 1001, root, in_place)) return rc;
+      }
+    }
+  }
+  Status st = c.barrier();
+  return st.ok() ? 0 : failed(slot, "barrier", st);
+}
+
+class CollectiveMatrix : public ::testing::TestWithParam<int> {};
+
+TEST_P(CollectiveMatrix, EveryOpAndTypeMatchesReference) {
+  const int n = GetParam();
+  testing::TestJob job;
+  // A small segment makes counts of a few thousand run through many
+  // pipelined rounds.
+  auto exits = job.run(n, [&](int slot) { return run_matrix(job, n, slot, 1024); }, std::chrono::seconds(240));
+  for (int s = 0; s < n; ++s) EXPECT_TRUE(exits[static_cast<size_t>(s)].ok()) << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Slots, CollectiveMatrix, ::testing::Range(1, 9));
+
+// A large allreduce with the default segment size (many rounds, staging reuse).
+TEST(Collectives, LargeAllreduceDefaultSegments) {
+  constexpr int n = 4;
+  constexpr size_t count = (size_t{16} << 20) / 4 + 13;
+  testing::TestJob job;
+  auto exits = job.run(n, [&](int slot) {
+    auto comm = Communicator::create(job.config(slot, n, "large"));
+    if (!comm.ok()) return failed(slot, "create", comm.status());
+    return check_allreduce(*comm.value(), TM_FLOAT32, TM_SUM, count, false);
+  });
+  for (int s = 0; s < n; ++s) EXPECT_TRUE(exits[static_cast<size_t>(s)].ok()) << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+}
+
+// The same slots served by processes started in another order, on other
+// ports, give bit-identical results.
+TEST(Collectives, ResultsDependOnlyOnSlots) {
+  constexpr int n = 5;
+  constexpr size_t count = 100003;
+  testing::TestJob job;
+  auto store = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(), std::chrono::seconds(10));
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  for (int run = 0; run < 2; ++run) {
+    std::vector<pid_t> pids;
+    for (int i = 0; i < n; ++i) {
+      int slot = run == 0 ? i : n - 1 - i;  // second run: processes take slots in reverse order
+      pids.push_back(testing::fork_child([&, slot, run] {
+        auto comm = Communicator::create(job.config(slot, n, str_cat("order", run)));
+        if (!comm.ok()) return failed(slot, "create", comm.status());
+        Bytes data = testing::make_input(TM_FLOAT32, TM_SUM, slot, count, 99);
+        Status st = comm.value()->allreduce(data.data(), data.data(), count, TM_FLOAT32, TM_SUM);
+        if (!st.ok()) return failed(slot, "allreduce", st);
+        auto client = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
+                                                    std::chrono::seconds(10));
+        if (!client.ok()) return 4;
+        Status set = client.value()->set(str_cat("hash/", run, "/", slot),
+                                         std::to_string(testing::fnv1a(data.data(), data.size())));
+        return set.ok() ? 0 : 5;
+      }));
+      std::this_thread::sleep_for(std::chrono::milliseconds(run == 0 ? 0 : 20));
+    }
+    auto exits = testing::wait_children(pids, std::chrono::seconds(60));
+    for (const auto& e : exits) ASSERT_TRUE(e.ok()) << e.describe();
+  }
+  auto first = store.value()->get("hash/0/0", std::chrono::seconds(1));
+  ASSERT_TRUE(first.ok());
+  for (int run = 0; run < 2; ++run) {
+    for (int slot = 0; slot < n; ++slot) {
+      auto h = store.value()->get(str_cat("hash/", run, "/", slot), std::chrono::seconds(1));
+      ASSERT_TRUE(h.ok()) << h.status().message();
+      EXPECT_EQ(h.value(), first.value()) << "run " << run << " slot " << slot;
+    }
+  }
+}
+
+TEST(PointToPoint, NeighboursAndFarSlotsInOrder) {
+  constexpr int n = 5;
+  testing::TestJob job;
+  auto exits = job.run(n, [&](int slot) {
+    auto comm = Communicator::create(job.config(slot, n, "p2p"));
+    if (!comm.ok()) return failed(slot, "create", comm.status());
+    Communicator& c = *comm.value();
+    // Every slot sends three messages (sizes 0, 5 and 300000 int32) to every
+    // other slot, lower slots first; receives are posted in the same order.
+    for (int round = 0; round < n; ++round) {
+      for (int peer = 0; peer < n; ++peer) {
+        if (peer == slot) continue;
+        bool i_send_first = slot < peer;
+        for (int leg = 0; leg < 2; ++leg) {
+          bool sending = (leg == 0) == i_send_first;
+          for (size_t count : {size_t{0}, size_t{5}, size_t{300000}}) {
+            int from = sending ? slot : peer;
+            std::vector<int32_t> msg(count);
+            for (size_t i = 0; i < count; ++i) msg[i] = static_cast<int32_t>(from * 1000003 + round * 7919 + i);
+            if (sending) {
+              Status st = c.send(msg.data(), count, TM_INT32, peer);
+              if (!st.ok()) return failed(slot, "send", st);
+            } else {
+              std::vector<int32_t> got(count, -1);
+              Status st = c.recv(got.data(), count, TM_INT32, peer);
+              if (!st.ok()) return failed(slot, "recv", st);
+              if (got != msg) return 3;
+            }
+          }
+        }
+      }
+    }
+    Status st = c.barrier();
+    return st.ok() ? 0 : failed(slot, "barrier", st);
+  });
+  for (int s = 0; s < n; ++s) EXPECT_TRUE(exits[static_cast<size_t>(s)].ok()) << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+}
+
+}  // namespace
+}  // namespace trainmover

@@ -1,0 +1,429 @@
+// Unit tests of TcpLink over a socketpair, with a real EventLoop driven in
+// the test thread. One end is a TcpLink; the other is either a second
+// TcpLink or a raw socket the test writes hand-made frames into.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "common/unique_fd.h"
+#include "transport/frame.h"
+#include "transport/tcp/tcp_link.h"
+
+namespace trainmover::transport::tcp {
+namespace {
+
+constexpr uint64_t kJob = 42;
+constexpr uint64_t kEpoch = 3;
+constexpr uint64_t kMaxFrame = 16 << 20;
+constexpr std::byte kGuard{0xA5};
+constexpr size_t kGuardBytes = 4096;
+
+class RecordingObserver final : public LinkObserver {
+ public:
+  void on_control(Link&, const ControlMessage& message) override { controls.push_back(message); }
+  void on_link_failed(Link&) override { ++failures; }
+  std::vector<ControlMessage> controls;
+  int failures = 0;
+};
+
+TcpLink::Options options_for(int32_t local, int32_t peer) {
+  TcpLink::Options o;
+  o.job_id = kJob;
+  o.epoch = kEpoch;
+  o.local_slot = local;
+  o.peer_slot = peer;
+  o.max_frame_bytes = kMaxFrame;
+  o.peer_name = "slot " + std::to_string(peer);
+  return o;
+}
+
+std::vector<std::byte> pattern(size_t n, uint8_t seed) {
+  std::vector<std::byte> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>(1 + (i * 131 + seed) % 251);  // never zero
+  return v;
+}
+
+// A receive buffer of `length` bytes followed by a guard region.
+struct GuardedBuffer {
+  explicit GuardedBuffer(size_t length) : length_(length), storage_(length + kGuardBytes, kGuard) {}
+  std::span<std::byte> span() { return {storage_.data(), length_}; }
+  bool guard_intact() const {
+    return std::all_of(storage_.begin() + static_cast<std::ptrdiff_t>(length_), storage_.end(),
+                       [](std::byte b) { return b == kGuard; });
+  }
+  bool untouched() const {
+    return std::all_of(storage_.begin(), storage_.end(), [](std::byte b) { return b == kGuard; });
+  }
+  size_t length_;
+  std::vector<std::byte> storage_;
+};
+
+class TcpLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto loop = EventLoop::create();
+    ASSERT_TRUE(loop.ok()) << loop.status().message();
+    loop_ = std::move(loop).value();
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+    left_fd_ = UniqueFd(fds[0]);
+    right_fd_ = UniqueFd(fds[1]);
+  }
+
+  // The link under test on the right end, as slot 1 talking to slot 0.
+  std::unique_ptr<TcpLink> make_right(RecordingObserver* observer = nullptr) {
+    auto link = TcpLink::create(*loop_, std::move(right_fd_), options_for(1, 0), observer);
+    EXPECT_TRUE(link.ok()) << link.status().message();
+    return link.ok() ? std::move(link).value() : nullptr;
+  }
+  std::unique_ptr<TcpLink> make_left(RecordingObserver* observer = nullptr) {
+    auto link = TcpLink::create(*loop_, std::move(left_fd_), options_for(0, 1), observer);
+    EXPECT_TRUE(link.ok()) << link.status().message();
+    return link.ok() ? std::move(link).value() : nullptr;
+  }
+
+  // Runs the loop until `done` or 10 s; returns done().
+  bool drive(const std::function<bool()>& done) {
+    Deadline deadline = Deadline::after(seconds(10));
+    while (!done()) {
+      if (deadline.expired()) return false;
+      Status st = loop_->run_once(std::chrono::milliseconds(10));
+      if (!st.ok()) return false;
+    }
+    return true;
+  }
+
+  // Writes raw bytes from the left end (the "peer").
+  void raw_write(std::span<const std::byte> bytes) {
+    size_t done = 0;
+    Deadline deadline = Deadline::after(seconds(10));
+    while (done < bytes.size() && !deadline.expired()) {
+      ssize_t n = ::send(left_fd_.get(), bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      if (n > 0) {
+        done += static_cast<size_t>(n);
+      } else {
+        loop_->run_once(std::chrono::milliseconds(1)).message();
+      }
+    }
+    ASSERT_EQ(done, bytes.size());
+  }
+
+  FrameHeader peer_header(uint64_t tag, uint64_t length) const {
+    FrameHeader h;
+    h.kind = FrameKind::kData;
+    h.job_id = kJob;
+    h.epoch = kEpoch;
+    h.tag = tag;
+    h.length = length;
+    h.src_slot = 0;
+    return h;
+  }
+  void raw_frame(const FrameHeader& h, std::span<const std::byte> payload) {
+    auto bytes = encode_frame_header(h);
+    raw_write(bytes);
+    raw_write(payload);
+  }
+
+  std::unique_ptr<EventLoop> loop_;
+  UniqueFd left_fd_;
+  UniqueFd right_fd_;
+};
+
+::testing::AssertionResult FailedWith(const Link& link, tm_result_t code, const std::string& text) {
+  if (!link.failed()) return ::testing::AssertionFailure() << "link did not fail";
+  if (link.status().code() != code) {
+    return ::testing::AssertionFailure() << "code " << link.status().code() << ": " << link.status().message();
+  }
+  if (link.status().message().find(text) == std::string::npos) {
+    return ::testing::AssertionFailure() << "'" << link.status().message() << "' does not name '" << text << "'";
+  }
+  if (link.status().failed_slot() != link.peer_slot()) {
+    return ::testing::AssertionFailure() << "failed_slot " << link.status().failed_slot();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(TcpLinkTest, DataRoundTripsAtSeveralSizes) {
+  auto left = make_left();
+  auto right = make_right();
+  const size_t sizes[] = {0, 1, 64 << 10, 8 << 20};
+  std::vector<std::vector<std::byte>> sent;
+  std::vector<GuardedBuffer> received;
+  std::vector<RequestHandle> sends, recvs;
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    sent.push_back(pattern(sizes[i], static_cast<uint8_t>(i)));
+    received.emplace_back(sizes[i]);
+  }
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    sends.push_back(left->post_send(100 + i, sent[i]));
+    recvs.push_back(right->post_recv(100 + i, received[i].span()));
+  }
+  ASSERT_TRUE(drive([&] {
+    return right->failed() || left->failed() || right->test(recvs.back()) != RequestState::kPending;
+  }));
+  ASSERT_FALSE(right->failed()) << right->status().message();
+  ASSERT_FALSE(left->failed()) << left->status().message();
+  ASSERT_TRUE(drive([&] { return left->test(sends.back()) == RequestState::kDone; }));
+  for (size_t i = 0; i < std::size(sizes); ++i) {
+    EXPECT_EQ(right->test(recvs[i]), RequestState::kDone) << i;
+    EXPECT_EQ(left->test(sends[i]), RequestState::kDone) << i;
+    EXPECT_TRUE(std::equal(sent[i].begin(), sent[i].end(), received[i].span().begin())) << "size " << sizes[i];
+    EXPECT_TRUE(received[i].guard_intact()) << "size " << sizes[i];
+  }
+  EXPECT_EQ(left->pending_sends(), 0u);
+  EXPECT_EQ(right->pending_recvs(), 0u);
+}
+
+TEST_F(TcpLinkTest, FrameWaitsForItsReceive) {
+  auto left = make_left();
+  auto right = make_right();
+  auto data = pattern(100, 7);
+  auto send = left->post_send(5, data);
+  ASSERT_TRUE(drive([&] { return left->test(send) == RequestState::kDone; }));
+  for (int i = 0; i < 5; ++i) loop_->run_once(std::chrono::milliseconds(2)).message();
+  EXPECT_FALSE(right->failed());
+  GuardedBuffer buf(100);
+  auto recv = right->post_recv(5, buf.span());
+  ASSERT_TRUE(drive([&] { return right->test(recv) != RequestState::kPending; }));
+  EXPECT_EQ(right->test(recv), RequestState::kDone);
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), buf.span().begin()));
+}
+
+TEST_F(TcpLinkTest, TagMismatchNamesBothTags) {
+  auto left = make_left();
+  RecordingObserver observer;
+  auto right = make_right(&observer);
+  auto data = pattern(64, 1);
+  left->post_send(0xAAA, data);
+  GuardedBuffer buf(64);
+  auto recv = right->post_recv(0xBBB, buf.span());
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0xaaa"));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0xbbb"));
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  EXPECT_EQ(observer.failures, 1);
+  EXPECT_TRUE(buf.untouched());
+}
+
+TEST_F(TcpLinkTest, LengthMismatchFailsWithoutWritingTheBuffer) {
+  auto left = make_left();
+  auto right = make_right();
+  auto data = pattern(100, 1);
+  left->post_send(9, data);
+  GuardedBuffer buf(64);
+  auto recv = right->post_recv(9, buf.span());
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "of 100 bytes"));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "of 64 bytes"));
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  EXPECT_TRUE(buf.untouched());
+}
+
+struct BadFrameCase {
+  const char* name;
+  std::function<void(FrameHeader&)> corrupt;
+  bool break_crc;
+  const char* expected_text;
+};
+
+TEST_F(TcpLinkTest, BadFramesFromThePeerKillTheLinkBeforeAnyPayloadLands) {
+  const BadFrameCase cases[] = {
+      {"job id", [](FrameHeader& h) { h.job_id = kJob + 1; }, false, "job id 43"},
+      {"epoch", [](FrameHeader& h) { h.epoch = kEpoch - 1; }, false, "epoch 2"},
+      {"src slot", [](FrameHeader& h) { h.src_slot = 5; }, false, "slot 5"},
+      {"crc", [](FrameHeader&) {}, true, "checksum"},
+      {"oversized", [](FrameHeader& h) { h.length = kMaxFrame + 1; }, false, "exceeds the limit"},
+      {"kind", [](FrameHeader& h) { h.kind = FrameKind::kStoreRequest; }, false, "kind 16"},
+  };
+  for (const BadFrameCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    SetUp();
+    auto right = make_right();
+    GuardedBuffer buf(256);
+    auto recv = right->post_recv(1, buf.span());
+    FrameHeader h = peer_header(1, 256);
+    c.corrupt(h);
+    auto header = encode_frame_header(h);
+    if (c.break_crc) header[20] ^= std::byte{4};
+    raw_write(header);
+    raw_write(pattern(256, 3));
+    ASSERT_TRUE(drive([&] { return right->failed(); }));
+    EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, c.expected_text));
+    EXPECT_EQ(right->test(recv), RequestState::kFailed);
+    EXPECT_TRUE(buf.untouched());
+  }
+}
+
+TEST_F(TcpLinkTest, LongerFrameThanPostedIsRejectedAndGuardStaysIntact) {
+  auto right = make_right();
+  GuardedBuffer buf(128);
+  auto recv = right->post_recv(1, buf.span());
+  raw_frame(peer_header(1, 128 + kGuardBytes), pattern(128 + kGuardBytes, 0));
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0x1 of 4224 bytes"));
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  EXPECT_TRUE(buf.untouched());
+}
+
+TEST_F(TcpLinkTest, TruncatedHeaderThenCloseIsPeerFailure) {
+  auto right = make_right();
+  GuardedBuffer buf(16);
+  auto recv = right->post_recv(1, buf.span());
+  auto header = encode_frame_header(peer_header(1, 16));
+  raw_write(std::span(header).first(20));
+  left_fd_.reset();
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PEER_FAILED, "connection closed by slot 0"));
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  EXPECT_TRUE(buf.untouched());
+}
+
+TEST_F(TcpLinkTest, TruncatedPayloadThenCloseIsPeerFailure) {
+  auto right = make_right();
+  GuardedBuffer buf(1000);
+  auto recv = right->post_recv(1, buf.span());
+  raw_write(encode_frame_header(peer_header(1, 1000)));
+  auto payload = pattern(1000, 9);
+  raw_write(std::span(payload).first(300));
+  left_fd_.reset();
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PEER_FAILED, "slot 0"));
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  EXPECT_TRUE(buf.guard_intact());
+}
+
+TEST_F(TcpLinkTest, CancelMidFrameZeroFillsAndNextFrameFollows) {
+  auto left = make_left();
+  auto right = make_right();
+  const size_t big = 8 << 20;
+  auto data = pattern(big, 5);
+  auto first = left->post_send(1, data);
+  // The socket takes only part of 8 MiB while nobody reads.
+  for (int i = 0; i < 5; ++i) loop_->run_once(std::chrono::milliseconds(1)).message();
+  ASSERT_EQ(left->test(first), RequestState::kPending);
+  left->cancel_pending();
+  EXPECT_EQ(left->test(first), RequestState::kFailed);
+  EXPECT_EQ(left->pending_sends(), 1u);  // the frame being finished with zeros
+  data.assign(big, std::byte{0xEE});     // the caller may reuse its buffer now
+  auto next_data = pattern(333, 8);
+  auto second = left->post_send(2, next_data);
+
+  std::vector<std::byte> got(big, kGuard);
+  GuardedBuffer got_next(333);
+  auto recv1 = right->post_recv(1, got);
+  auto recv2 = right->post_recv(2, got_next.span());
+  ASSERT_TRUE(drive([&] { return right->failed() || right->test(recv2) != RequestState::kPending; }));
+  ASSERT_FALSE(right->failed()) << right->status().message();
+  EXPECT_EQ(right->test(recv1), RequestState::kDone);
+  EXPECT_EQ(right->test(recv2), RequestState::kDone);
+  ASSERT_TRUE(drive([&] { return left->test(second) == RequestState::kDone; }));
+  // The first frame: a prefix of the original pattern, then zeros only.
+  auto original = pattern(big, 5);
+  size_t first_zero = static_cast<size_t>(std::find(got.begin(), got.end(), std::byte{0}) - got.begin());
+  EXPECT_GT(first_zero, 0u);
+  EXPECT_LT(first_zero, big);
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(first_zero), original.begin()));
+  EXPECT_TRUE(std::all_of(got.begin() + static_cast<std::ptrdiff_t>(first_zero), got.end(),
+                          [](std::byte b) { return b == std::byte{0}; }));
+  EXPECT_TRUE(std::equal(next_data.begin(), next_data.end(), got_next.span().begin()));
+  EXPECT_TRUE(got_next.guard_intact());
+}
+
+TEST_F(TcpLinkTest, CancelledReceiveDiscardsIncomingDataButKeepsControlFlowing) {
+  RecordingObserver observer;
+  auto left = make_left();
+  auto right = make_right(&observer);
+  GuardedBuffer buf(64 << 10);
+  auto recv = right->post_recv(1, buf.span());
+  right->cancel_pending();
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  auto data = pattern(64 << 10, 2);
+  auto send = left->post_send(1, data);
+  ControlMessage hb;
+  hb.kind = FrameKind::kHeartbeat;
+  hb.ops_entered = 77;
+  left->send_control(hb);
+  ASSERT_TRUE(drive([&] { return right->failed() || !observer.controls.empty(); }));
+  EXPECT_FALSE(right->failed()) << right->status().message();
+  EXPECT_EQ(observer.controls[0].ops_entered, 77u);
+  EXPECT_EQ(left->test(send), RequestState::kDone);
+  EXPECT_TRUE(buf.untouched());
+}
+
+TEST_F(TcpLinkTest, GoodbyeThenCloseMeansPeerLeft) {
+  RecordingObserver observer;
+  auto left = make_left();
+  auto right = make_right(&observer);
+  auto data = pattern(1000, 4);
+  left->post_send(3, data);
+  left->close_gracefully();
+  GuardedBuffer buf(1000);
+  auto recv = right->post_recv(3, buf.span());
+  ASSERT_TRUE(drive([&] { return right->peer_left() || right->failed(); }));
+  EXPECT_TRUE(right->peer_left());
+  EXPECT_EQ(right->test(recv), RequestState::kDone);  // data before the goodbye is delivered
+  ASSERT_TRUE(drive([&] { return left->flushed(); }));
+  ASSERT_EQ(observer.controls.size(), 1u);
+  EXPECT_EQ(observer.controls[0].kind, FrameKind::kGoodbye);
+  left.reset();  // closes the socket
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PEER_FAILED, "left the communicator"));
+}
+
+TEST_F(TcpLinkTest, SendAfterCloseGracefullyFailsTheLink) {
+  auto left = make_left();
+  left->close_gracefully();
+  auto data = pattern(8, 0);
+  auto send = left->post_send(1, data);
+  EXPECT_EQ(left->test(send), RequestState::kFailed);
+  EXPECT_TRUE(FailedWith(*left, TM_ERROR_INTERNAL, "closing"));
+}
+
+TEST_F(TcpLinkTest, HeartbeatAndAbortReachTheObserver) {
+  RecordingObserver observer;
+  auto left = make_left();
+  auto right = make_right(&observer);
+  ControlMessage hb;
+  hb.kind = FrameKind::kHeartbeat;
+  hb.ops_entered = 12;
+  hb.waiting_on = 0;
+  left->send_control(hb);
+  ControlMessage abort;
+  abort.kind = FrameKind::kAbort;
+  abort.failed_slot = 2;
+  abort.code = TM_ERROR_TIMEOUT;
+  abort.reason = "slot 2 stopped";
+  left->send_control(abort);
+  ASSERT_TRUE(drive([&] { return observer.controls.size() >= 2 || right->failed(); }));
+  ASSERT_EQ(observer.controls.size(), 2u);
+  EXPECT_EQ(observer.controls[0].kind, FrameKind::kHeartbeat);
+  EXPECT_EQ(observer.controls[0].ops_entered, 12u);
+  EXPECT_EQ(observer.controls[0].waiting_on, 0);
+  EXPECT_EQ(observer.controls[1].kind, FrameKind::kAbort);
+  EXPECT_EQ(observer.controls[1].failed_slot, 2);
+  EXPECT_EQ(observer.controls[1].code, static_cast<uint32_t>(TM_ERROR_TIMEOUT));
+  EXPECT_EQ(observer.controls[1].reason, "slot 2 stopped");
+  EXPECT_FALSE(right->failed());
+  EXPECT_FALSE(right->peer_left());
+}
+
+TEST_F(TcpLinkTest, MalformedControlPayloadFailsTheLink) {
+  RecordingObserver observer;
+  auto right = make_right(&observer);
+  FrameHeader h = peer_header(0, 5);
+  h.kind = FrameKind::kHeartbeat;
+  raw_frame(h, pattern(5, 0));
+  ASSERT_TRUE(drive([&] { return right->failed(); }));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "heartbeat"));
+  EXPECT_TRUE(observer.controls.empty());
+  EXPECT_EQ(observer.failures, 1);
+}
+
+}  // namespace
+}  // namespace trainmover::transport::tcp

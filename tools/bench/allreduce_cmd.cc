@@ -1,0 +1,57 @@
+#include "allreduce_cmd.h"
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "job_runner.h"
+#include "report.h"
+
+namespace trainmover::bench {
+namespace {
+
+JobOutcome run_one(const std::string& impl, const AllreduceOptions& options,
+                   const std::vector<SizePlan>& plan) {
+  if (impl == kImplOpenmpiTcp) return run_mpi_job(options, plan);
+  return run_worker_job(impl, options, plan);
+}
+
+// A one-line note; peers that cannot run are skipped, not fatal.
+void note_failure(const std::string& impl, const JobFailure& failure) {
+  std::fprintf(stderr, "trainmover-bench: %s %s: %s\n", impl.c_str(),
+               failure.not_available ? "skipped" : "failed, skipped", failure.status.message().c_str());
+}
+
+}  // namespace
+
+int allreduce_main(int argc, char** argv) {
+  ParsedAllreduce parsed = parse_allreduce_options(argc, argv);
+  if (parsed.exit_now) return parsed.exit_code;
+  const AllreduceOptions& options = parsed.options;
+  std::vector<SizePlan> plan = plan_sizes(options);
+  AllreduceReport report(options, plan);
+  std::set<std::string> dropped;
+  bool trainmover_failed = false;
+  // Interleaved: every impl once per round, so a noisy period hits all alike.
+  for (int round = 0; round < options.rounds; ++round) {
+    for (const std::string& impl : options.impls) {
+      if (dropped.count(impl) != 0) continue;
+      JobOutcome outcome = run_one(impl, options, plan);
+      if (!outcome.ok()) {
+        note_failure(impl, outcome.failure);
+        dropped.insert(impl);
+        trainmover_failed |= impl == kImplTrainmover;
+        continue;
+      }
+      report.add_round(impl, outcome.times);
+    }
+  }
+  if (options.json) {
+    report.print_json();
+  } else {
+    report.print_table();
+  }
+  return trainmover_failed ? 1 : 0;
+}
+
+}  // namespace trainmover::bench

@@ -1,0 +1,11 @@
+// `trainmover-bench allreduce`: runs the implementations interleaved, round
+// after round, and reports the median per (implementation, size).
+#pragma once
+
+namespace trainmover::bench {
+
+// argv[0] is "allreduce". Exit status: 0; 1 when trainmover itself failed;
+// 2 for bad arguments.
+int allreduce_main(int argc, char** argv);
+
+}  // namespace trainmover::bench

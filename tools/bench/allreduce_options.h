@@ -1,0 +1,59 @@
+// Command line of `trainmover-bench allreduce` and the per-size plan derived
+// from it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace trainmover::bench {
+
+// The implementations measured; the names are the `impl` keys of the output.
+inline constexpr const char* kImplTrainmover = "trainmover";
+inline constexpr const char* kImplGloo = "gloo";
+inline constexpr const char* kImplOpenmpiTcp = "openmpi-tcp";
+
+struct AllreduceOptions {
+  int nranks = 4;
+  std::vector<uint64_t> bytes = {4096, 65536, 1 << 20, 16 << 20, 64 << 20};
+  int iters = 20;
+  int warmup = 5;
+  int rounds = 3;
+  // A size gets at most max(1, max_volume / bytes) timed iterations, so the
+  // large sizes do not dominate the run time on a small machine.
+  uint64_t max_volume = 512ull << 20;
+  std::vector<std::string> impls = {kImplTrainmover, kImplGloo, kImplOpenmpiTcp};
+  bool json = false;
+  double job_timeout_s = 600;  // one job (one impl, one round, every size)
+};
+
+// One measured size: how many iterations it gets.
+struct SizePlan {
+  uint64_t bytes = 0;
+  int iters = 0;
+  int warmup = 0;
+};
+
+// Outcome of parsing: run, or exit with `exit_code` (0 after --help).
+struct ParsedAllreduce {
+  AllreduceOptions options;
+  bool exit_now = false;
+  int exit_code = 0;
+};
+
+// Parses argv after the subcommand name (argv[0] is "allreduce"). Errors are
+// printed on stderr, naming the argument; they give exit_code 2.
+ParsedAllreduce parse_allreduce_options(int argc, char** argv);
+
+std::vector<SizePlan> plan_sizes(const AllreduceOptions& options);
+
+void print_allreduce_help();
+
+// The plan on a worker's command line: "bytes:iters:warmup,...".
+std::string format_plan(const std::vector<SizePlan>& plans);
+Result<std::vector<SizePlan>> parse_plan(std::string_view text);
+
+}  // namespace trainmover::bench

@@ -1,0 +1,55 @@
+// trainmover-bench: measures TrainMover's collectives against peers on this
+// host. A subcommand dispatcher: `allreduce` today; `worker` is the hidden
+// mode in which the benchmark re-executes itself as the ranks of a job.
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "allreduce_cmd.h"
+#include "worker.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+struct Subcommand {
+  const char* name;
+  const char* summary;  // nullptr: hidden from --help
+  int (*main)(int argc, char** argv);
+};
+
+constexpr Subcommand kSubcommands[] = {
+    {"allreduce", "float32 sum allreduce: trainmover vs gloo vs openmpi-tcp",
+     trainmover::bench::allreduce_main},
+    {"worker", nullptr, trainmover::bench::worker_main},
+};
+
+void print_help() {
+  std::printf(
+      "Usage: trainmover-bench SUBCOMMAND [OPTIONS]\n"
+      "Benchmark TrainMover's collectives against other libraries on this host.\n\nSubcommands:\n");
+  for (const auto& sub : kSubcommands) {
+    if (sub.summary != nullptr) std::printf("  %-12s %s\n", sub.name, sub.summary);
+  }
+  std::printf("\n'trainmover-bench SUBCOMMAND --help' describes a subcommand's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "trainmover-bench: no subcommand given\nTry 'trainmover-bench --help'.\n");
+    return kExitUsage;
+  }
+  std::string_view first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    print_help();
+    return 0;
+  }
+  for (const auto& sub : kSubcommands) {
+    if (first == sub.name) return sub.main(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "trainmover-bench: unknown subcommand '%s'\nTry 'trainmover-bench --help'.\n",
+               argv[1]);
+  return kExitUsage;
+}

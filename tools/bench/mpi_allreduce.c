@@ -1,0 +1,132 @@
+/*
+ * trainmover-bench-mpi: the OpenMPI peer of `trainmover-bench allreduce`.
+ * Run by the benchmark under mpirun with pml ob1 and btl tcp,self, as
+ *
+ *   trainmover-bench-mpi BYTES:ITERS:WARMUP[,BYTES:ITERS:WARMUP...]
+ *
+ * Rank 0 prints a header line naming the PML and BTL selection OpenMPI was
+ * given (read back through MPI_T, so the caller can check its "openmpi-tcp"
+ * label), then per size {"bytes":B,"iters":K,"elapsed_max_s":T}: T is the
+ * maximum over ranks of the time of K MPI_Allreduce (float, sum) after a
+ * barrier. The result of one allreduce is checked first.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SIZES 64
+
+struct size_plan {
+  long long bytes;
+  int iters;
+  int warmup;
+};
+
+/* Parses the plan; returns the number of sizes or -1. */
+static int parse_plan(const char* text, struct size_plan* plans) {
+  int n = 0;
+  const char* p = text;
+  while (*p != '\0' && n < MAX_SIZES) {
+    char* end = NULL;
+    plans[n].bytes = strtoll(p, &end, 10);
+    if (*end != ':') return -1;
+    plans[n].iters = (int)strtol(end + 1, &end, 10);
+    if (*end != ':') return -1;
+    plans[n].warmup = (int)strtol(end + 1, &end, 10);
+    if (plans[n].bytes <= 0 || plans[n].bytes % 4 != 0 || plans[n].iters <= 0 || plans[n].warmup < 0)
+      return -1;
+    ++n;
+    if (*end == ',') ++end;
+    else if (*end != '\0') return -1;
+    p = end;
+  }
+  return *p == '\0' && n > 0 ? n : -1;
+}
+
+/* The string value of an MPI_T control variable, or "?" when unavailable. */
+static void read_cvar(const char* name, char* out, int out_len) {
+  int index = 0, count = 0;
+  MPI_T_cvar_handle handle;
+  snprintf(out, (size_t)out_len, "?");
+  if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS) return;
+  if (MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) != MPI_SUCCESS) return;
+  if (count < out_len) {
+    if (MPI_T_cvar_read(handle, out) != MPI_SUCCESS) snprintf(out, (size_t)out_len, "?");
+  }
+  MPI_T_cvar_handle_free(&handle);
+}
+
+static void print_transport(void) {
+  /* OpenMPI declares string variables 2048 characters long. */
+  char pml[4096], btl[4096];
+  int provided = 0;
+  MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+  read_cvar("pml", pml, (int)sizeof pml);
+  read_cvar("btl", btl, (int)sizeof btl);
+  MPI_T_finalize();
+  printf("{\"pml\":\"%s\",\"btl\":\"%s\"}\n", pml, btl);
+}
+
+/* Returns 0 when every element is the sum of (rank + 1) over all ranks. */
+static int check_sum(const float* data, long long count, int nranks) {
+  const float expected = (float)nranks * (float)(nranks + 1) / 2.0f;
+  for (long long i = 0; i < count; ++i) {
+    if (data[i] != expected) {
+      fprintf(stderr, "trainmover-bench-mpi: wrong result at %lld: %g instead of %g\n", i,
+              (double)data[i], (double)expected);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static double measure(const struct size_plan* plan, float* send, float* recv, int rank, int nranks) {
+  int count = (int)(plan->bytes / 4);
+  for (int i = 0; i < count; ++i) send[i] = (float)(rank + 1);
+  MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  if (check_sum(recv, count, nranks) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
+  for (int i = 0; i < plan->warmup; ++i)
+    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = MPI_Wtime();
+  for (int i = 0; i < plan->iters; ++i)
+    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  double elapsed = MPI_Wtime() - start, slowest = 0;
+  MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return slowest;
+}
+
+int main(int argc, char** argv) {
+  struct size_plan plans[MAX_SIZES];
+  int nsizes = argc == 2 ? parse_plan(argv[1], plans) : -1;
+  if (nsizes < 0) {
+    fprintf(stderr, "usage: trainmover-bench-mpi BYTES:ITERS:WARMUP[,...] (bytes a multiple of 4)\n");
+    return 2;
+  }
+  MPI_Init(&argc, &argv);
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (rank == 0) print_transport();
+  long long largest = 0;
+  for (int i = 0; i < nsizes; ++i) largest = plans[i].bytes > largest ? plans[i].bytes : largest;
+  float* send = malloc((size_t)largest);
+  float* recv = malloc((size_t)largest);
+  if (send == NULL || recv == NULL) {
+    fprintf(stderr, "trainmover-bench-mpi: out of memory for %lld bytes\n", largest);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  for (int i = 0; i < nsizes; ++i) {
+    double slowest = measure(&plans[i], send, recv, rank, nranks);
+    if (rank == 0) {
+      printf("{\"bytes\":%lld,\"iters\":%d,\"elapsed_max_s\":%.9g}\n", plans[i].bytes,
+             plans[i].iters, slowest);
+      fflush(stdout);
+    }
+  }
+  free(send);
+  free(recv);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,109 @@
+#include "report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "json_line.h"
+
+namespace trainmover::bench {
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+std::string ratio_key(const std::string& impl) {
+  return impl == kImplGloo ? "vs_gloo" : "vs_openmpi_tcp";
+}
+
+}  // namespace
+
+void AllreduceReport::add_round(const std::string& impl, const std::vector<double>& times) {
+  rounds_[impl].push_back(times);
+}
+
+double AllreduceReport::median_time(const std::string& impl, size_t size_index) const {
+  auto it = rounds_.find(impl);
+  if (it == rounds_.end()) return 0;
+  std::vector<double> values;
+  for (const auto& round : it->second) values.push_back(round[size_index]);
+  return median(values);
+}
+
+double AllreduceReport::busbw(uint64_t bytes, double time_s) const {
+  if (time_s <= 0) return 0;
+  double n = options_.nranks;
+  return static_cast<double>(bytes) * 2 * (n - 1) / n / time_s / 1e9;
+}
+
+std::vector<std::string> AllreduceReport::measured_impls() const {
+  std::vector<std::string> out;
+  for (const auto& impl : options_.impls) {
+    if (rounds_.count(impl) != 0) out.push_back(impl);
+  }
+  return out;
+}
+
+// trainmover's busbw over `other`'s: > 1 means trainmover is faster. With
+// one rank busbw is 0 by definition, so the ratio is of the times instead.
+double AllreduceReport::ratio(const std::string& other, size_t i) const {
+  double tm = median_time(kImplTrainmover, i);
+  double peer = median_time(other, i);
+  if (tm <= 0 || peer <= 0) return 0;
+  return peer / tm;
+}
+
+void AllreduceReport::print_json() const {
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    for (const std::string& impl : measured_impls()) {
+      double t = median_time(impl, i);
+      JsonLine line;
+      line.add("impl", impl)
+          .add("op", "allreduce")
+          .add("nranks", options_.nranks)
+          .add("bytes", static_cast<unsigned long long>(plan_[i].bytes))
+          .add("iters", plan_[i].iters)
+          .add("rounds", static_cast<int>(rounds_.at(impl).size()))
+          .add("time_s", t)
+          .add("busbw_GBps", busbw(plan_[i].bytes, t));
+      if (impl == kImplTrainmover) {
+        for (const char* peer : {kImplGloo, kImplOpenmpiTcp}) {
+          if (rounds_.count(peer) != 0) line.add(ratio_key(peer), ratio(peer, i));
+        }
+      }
+      std::printf("%s\n", line.str().c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
+void AllreduceReport::print_table() const {
+  auto impls = measured_impls();
+  std::printf("# allreduce float32 sum, %d ranks, median of %d rounds; time per iteration, busbw in GB/s\n",
+              options_.nranks, options_.rounds);
+  std::printf("%10s %6s", "bytes", "iters");
+  for (const auto& impl : impls) std::printf(" %14s %8s", (impl + " us").c_str(), "busbw");
+  bool tm = rounds_.count(kImplTrainmover) != 0;
+  bool gloo = tm && rounds_.count(kImplGloo) != 0;
+  bool mpi = tm && rounds_.count(kImplOpenmpiTcp) != 0;
+  if (gloo) std::printf(" %8s", "tm/gloo");
+  if (mpi) std::printf(" %8s", "tm/ompi");
+  std::printf("\n");
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    std::printf("%10llu %6d", static_cast<unsigned long long>(plan_[i].bytes), plan_[i].iters);
+    for (const auto& impl : impls) {
+      double t = median_time(impl, i);
+      std::printf(" %14.1f %8.3f", t * 1e6, busbw(plan_[i].bytes, t));
+    }
+    if (gloo) std::printf(" %8.2f", ratio(kImplGloo, i));
+    if (mpi) std::printf(" %8.2f", ratio(kImplOpenmpiTcp, i));
+    std::printf("\n");
+  }
+  std::printf("# tm/X: busbw of trainmover over that of X (> 1: trainmover faster)\n");
+  std::fflush(stdout);
+}
+
+}  // namespace trainmover::bench

@@ -1,0 +1,39 @@
+// Results of `trainmover-bench allreduce`: the median over rounds per
+// (implementation, size), printed as a table or as JSON lines.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "allreduce_options.h"
+
+namespace trainmover::bench {
+
+class AllreduceReport {
+ public:
+  AllreduceReport(const AllreduceOptions& options, std::vector<SizePlan> plan)
+      : options_(options), plan_(std::move(plan)) {}
+
+  // One round's time per iteration, for each size of the plan.
+  void add_round(const std::string& impl, const std::vector<double>& times);
+  void print_json() const;
+  void print_table() const;
+
+  // Median over rounds; 0 when the implementation has no result.
+  double median_time(const std::string& impl, size_t size_index) const;
+  // busbw in GB/s (nccl-tests): bytes * 2(N-1)/N / time.
+  double busbw(uint64_t bytes, double time_s) const;
+
+ private:
+  // The impls with results, in the order asked for.
+  std::vector<std::string> measured_impls() const;
+  double ratio(const std::string& other, size_t size_index) const;
+
+  const AllreduceOptions& options_;
+  std::vector<SizePlan> plan_;
+  std::map<std::string, std::vector<std::vector<double>>> rounds_;  // impl -> rounds -> per size
+};
+
+}  // namespace trainmover::bench
