@@ -129,6 +129,13 @@ std::string environment_help() {
   return text;
 }
 
+std::vector<std::string> environment_variables() {
+  std::vector<std::string> names;
+  for (const EnvVar& var : env_table()) names.emplace_back(var.name);
+  names.emplace_back("TRAINMOVER_LOG");
+  return names;
+}
+
 Result<CommConfig> CommConfig::from_c(const tm_config_t& c) {
   if (c.struct_size != sizeof(tm_config_t)) {
     return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size, ", expected ",

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "trainmover/trainmover.h"
@@ -18,8 +19,10 @@ namespace trainmover {
 // static literals.
 Status init_config(tm_config_t& config);
 
-// Text listing every TRAINMOVER_* variable, for --help output and man pages.
+// Text listing every TRAINMOVER_* variable, for --help output.
 std::string environment_help();
+// The names of every variable read (the man page is checked against it).
+std::vector<std::string> environment_variables();
 
 struct CommConfig {
   int slot = -1;
