@@ -135,8 +135,8 @@ void Supervisor::wait_for_events(Deadline drain) {
     owners.push_back(&rank);
   }
   if (options_.forward_signals_fd >= 0) fds.push_back({options_.forward_signals_fd, POLLIN, 0});
-  int timeout_ms = std::min({kTickMs, deadline_.poll_timeout_ms(), kill_at_.poll_timeout_ms(),
-                             drain.poll_timeout_ms()});
+  int timeout_ms = std::min(
+      {kTickMs, deadline_.poll_timeout_ms(), kill_at_.poll_timeout_ms(), drain.poll_timeout_ms()});
   int ready = poll(fds.data(), fds.size(), timeout_ms);
   if (ready <= 0) return;  // timeout, or EINTR: the loop re-checks everything
   for (size_t i = 0; i < owners.size(); ++i) {
@@ -257,10 +257,10 @@ Result<LocalJobResult> run_local_job(const LocalJobOptions& options) {
 
   std::vector<Rank> ranks(options.nprocs);
   for (int i = 0; i < options.nprocs; ++i) {
-    SpawnRequest request{path, options.argv,
-                         child_environment(rank_variables(options, i, job_id, secret_hex,
-                                                          store->address())),
-                         options.capture_stdout};
+    SpawnRequest request{
+        path, options.argv,
+        child_environment(rank_variables(options, i, job_id, secret_hex, store->address())),
+        options.capture_stdout};
     auto child = spawn_child(request);
     if (!child.ok()) {
       for (int j = 0; j < i; ++j) kill_and_reap(ranks[j].result.pid, Duration::zero());

@@ -40,11 +40,11 @@ struct LocalJobOptions {
 struct RankResult {
   int rank = 0;
   int pid = -1;
-  bool exited = false;   // exited normally, with exit_code
+  bool exited = false;  // exited normally, with exit_code
   int exit_code = -1;
-  int term_signal = 0;   // the signal that ended it, when !exited
+  int term_signal = 0;          // the signal that ended it, when !exited
   bool stopped_by_job = false;  // we signalled it (another rank failed, timeout, forwarding)
-  std::string output;    // its stdout, when captured
+  std::string output;           // its stdout, when captured
 
   bool succeeded() const { return exited && exit_code == 0; }
   // A shell-style status: the exit code, or 128 + the signal.

@@ -61,7 +61,8 @@ Status read_exec_status(int error_reader, const std::string& path) {
   int child_errno = 0;
   ssize_t n = read(error_reader, &child_errno, sizeof child_errno);
   if (n == 0) return Status::Ok();
-  if (n != static_cast<ssize_t>(sizeof child_errno)) return error(TM_ERROR_SYSTEM, "exec status pipe: short read");
+  if (n != static_cast<ssize_t>(sizeof child_errno))
+    return error(TM_ERROR_SYSTEM, "exec status pipe: short read");
   return error(TM_ERROR_SYSTEM, "cannot execute ", path, ": ", std::strerror(child_errno));
 }
 
@@ -86,7 +87,8 @@ Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   if (pid < 0) return system_error("fork", errno);
   if (pid == 0) {
     exec_child(request.path.c_str(), argv.data(), envp.data(),
-               request.capture_stdout ? out_pipe.second.get() : -1, error_pipe.second.get(), parent);
+               request.capture_stdout ? out_pipe.second.get() : -1, error_pipe.second.get(),
+               parent);
   }
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   error_pipe.second.reset();

@@ -56,8 +56,7 @@ void print_help() {
 }
 
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "trainmover-launch: %s\nTry 'trainmover-launch --help'.\n",
-               message.c_str());
+  std::fprintf(stderr, "trainmover-launch: %s\nTry 'trainmover-launch --help'.\n", message.c_str());
   return kExitUsage;
 }
 
@@ -113,7 +112,8 @@ Result<trainmover::UniqueFd> signal_fd() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return trainmover::system_error("sigprocmask", errno);
+  if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0)
+    return trainmover::system_error("sigprocmask", errno);
   int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
   if (fd < 0) return trainmover::system_error("signalfd", errno);
   return trainmover::UniqueFd(fd);

@@ -58,19 +58,20 @@ TEST(Half, EveryMidpointRoundsToNearestEven) {
 }
 
 TEST(Half, BoundaryValues) {
-  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);          // max finite
-  EXPECT_EQ(float_to_half(65519.0f), 0x7BFF);          // below the midpoint to 65536
-  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);          // midpoint, ties to even = infinity
-  EXPECT_EQ(float_to_half(1e6f), 0x7C00);              // overflow
+  EXPECT_EQ(float_to_half(65504.0f), 0x7BFF);  // max finite
+  EXPECT_EQ(float_to_half(65519.0f), 0x7BFF);  // below the midpoint to 65536
+  EXPECT_EQ(float_to_half(65520.0f), 0x7C00);  // midpoint, ties to even = infinity
+  EXPECT_EQ(float_to_half(1e6f), 0x7C00);      // overflow
   EXPECT_EQ(float_to_half(-1e6f), 0xFC00);
   EXPECT_EQ(float_to_half(std::numeric_limits<float>::infinity()), 0x7C00);
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);   // smallest subnormal
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);   // half of it: ties to even (zero)
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -25)), 0x0000);  // half of it: ties to even (zero)
   EXPECT_EQ(float_to_half(std::ldexp(1.5f, -25)), 0x0001);
-  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);   // 1.5 * 2^-24 ties to even 2
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -26)), 0x0000);   // underflow
-  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);   // smallest normal
-  EXPECT_EQ(float_to_half(std::ldexp(1023.5f, -24)), 0x0400);  // subnormal rounding carries into normal
+  EXPECT_EQ(float_to_half(std::ldexp(3.0f, -25)), 0x0002);  // 1.5 * 2^-24 ties to even 2
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -26)), 0x0000);  // underflow
+  EXPECT_EQ(float_to_half(std::ldexp(1.0f, -14)), 0x0400);  // smallest normal
+  EXPECT_EQ(float_to_half(std::ldexp(1023.5f, -24)),
+            0x0400);  // subnormal rounding carries into normal
   EXPECT_EQ(float_to_half(1.0f + std::ldexp(1.0f, -11)), 0x3C00);      // tie, even below
   EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // tie, even above
   EXPECT_EQ(float_to_half(2049.0f), 0x6800);

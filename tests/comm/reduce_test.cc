@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <string>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "comm/datatype.h"
@@ -26,18 +26,26 @@ T ref_native(tm_redop_t op, T x, T y) {
     using U = std::make_unsigned_t<T>;
     switch (op) {
       case TM_SUM:
-      case TM_AVG: return static_cast<T>(static_cast<U>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
-      case TM_PROD: return static_cast<T>(static_cast<U>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)));
-      case TM_MAX: return x > y ? x : y;
-      case TM_MIN: return x < y ? x : y;
+      case TM_AVG:
+        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
+      case TM_PROD:
+        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)));
+      case TM_MAX:
+        return x > y ? x : y;
+      case TM_MIN:
+        return x < y ? x : y;
     }
   } else {
     switch (op) {
       case TM_SUM:
-      case TM_AVG: return x + y;
-      case TM_PROD: return x * y;
-      case TM_MAX: return std::isnan(x) ? x : std::isnan(y) ? y : (x > y ? x : y);
-      case TM_MIN: return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? x : y);
+      case TM_AVG:
+        return x + y;
+      case TM_PROD:
+        return x * y;
+      case TM_MAX:
+        return std::isnan(x) ? x : std::isnan(y) ? y : (x > y ? x : y);
+      case TM_MIN:
+        return std::isnan(x) ? x : std::isnan(y) ? y : (x < y ? x : y);
     }
   }
   return T{};
@@ -77,7 +85,8 @@ template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
 Codec half_codec(tm_datatype_t type) {
   Codec c{type, 2, nullptr, nullptr};
   c.random = [](std::mt19937_64& rng, std::byte* out) {
-    uint16_t v = FromFloat(static_cast<float>(std::uniform_real_distribution<double>(-100, 100)(rng)));
+    uint16_t v =
+        FromFloat(static_cast<float>(std::uniform_real_distribution<double>(-100, 100)(rng)));
     std::memcpy(out, &v, 2);
   };
   c.ref = [](tm_redop_t op, const std::byte* a, const std::byte* b, std::byte* out) {
@@ -181,7 +190,8 @@ void expect_nan_propagates(tm_datatype_t type, T nan, T one) {
       T v = d[i];
       bool is_nan;
       if constexpr (std::is_same_v<T, uint16_t>) {
-        is_nan = type == TM_FLOAT16 ? std::isnan(half_to_float(v)) : std::isnan(bfloat16_to_float(v));
+        is_nan =
+            type == TM_FLOAT16 ? std::isnan(half_to_float(v)) : std::isnan(bfloat16_to_float(v));
       } else {
         is_nan = std::isnan(v);
       }

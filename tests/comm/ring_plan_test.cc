@@ -23,10 +23,14 @@ enum class Collective { kAllreduce, kReduceScatter, kAllgather, kBroadcast };
 
 const char* collective_name(Collective c) {
   switch (c) {
-    case Collective::kAllreduce: return "allreduce";
-    case Collective::kReduceScatter: return "reduce_scatter";
-    case Collective::kAllgather: return "allgather";
-    case Collective::kBroadcast: return "broadcast";
+    case Collective::kAllreduce:
+      return "allreduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllgather:
+      return "allgather";
+    case Collective::kBroadcast:
+      return "broadcast";
   }
   return "?";
 }
@@ -107,10 +111,18 @@ RingPlan make_plan(const Scenario& s, int slot) {
   RingPlan plan;
   RingGeometry g{s.nslots, slot, s.segment};
   switch (s.collective) {
-    case Collective::kAllreduce: plan_allreduce(plan, g, s.count, false); break;
-    case Collective::kReduceScatter: plan_reduce_scatter(plan, g, s.count, false); break;
-    case Collective::kAllgather: plan_allgather(plan, g, s.count, s.in_place); break;
-    case Collective::kBroadcast: plan_broadcast(plan, g, s.count, s.root, s.in_place); break;
+    case Collective::kAllreduce:
+      plan_allreduce(plan, g, s.count, false);
+      break;
+    case Collective::kReduceScatter:
+      plan_reduce_scatter(plan, g, s.count, false);
+      break;
+    case Collective::kAllgather:
+      plan_allgather(plan, g, s.count, s.in_place);
+      break;
+    case Collective::kBroadcast:
+      plan_broadcast(plan, g, s.count, s.root, s.in_place);
+      break;
   }
   return plan;
 }
@@ -136,8 +148,12 @@ std::vector<float> expected_output(const Scenario& s, int slot) {
       case Collective::kReduceScatter:
         out[i] = reduced(n, slot, s.count * static_cast<size_t>(slot) + i);
         break;
-      case Collective::kAllgather: out[i] = value_of(static_cast<int>(i / s.count), i % s.count); break;
-      case Collective::kBroadcast: out[i] = value_of(s.root, i); break;
+      case Collective::kAllgather:
+        out[i] = value_of(static_cast<int>(i / s.count), i % s.count);
+        break;
+      case Collective::kBroadcast:
+        out[i] = value_of(s.root, i);
+        break;
     }
   }
   return out;
@@ -163,8 +179,10 @@ class RingSimulator {
     while (step()) {
     }
     for (int slot = 0; slot < n_; ++slot) {
-      ASSERT_EQ(next_send_[idx(slot)], plans_[idx(slot)].sends.size()) << "slot " << slot << " deadlocked on a send";
-      ASSERT_EQ(next_recv_[idx(slot)], plans_[idx(slot)].recvs.size()) << "slot " << slot << " deadlocked on a recv";
+      ASSERT_EQ(next_send_[idx(slot)], plans_[idx(slot)].sends.size())
+          << "slot " << slot << " deadlocked on a send";
+      ASSERT_EQ(next_recv_[idx(slot)], plans_[idx(slot)].recvs.size())
+          << "slot " << slot << " deadlocked on a recv";
     }
   }
 
@@ -174,7 +192,8 @@ class RingSimulator {
       SlotMemory& m = memory_[idx(slot)];
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_EQ(std::bit_cast<uint32_t>(m.output()[i]), std::bit_cast<uint32_t>(want[i]))
-            << "slot " << slot << " element " << i << ": got " << m.output()[i] << " want " << want[i];
+            << "slot " << slot << " element " << i << ": got " << m.output()[i] << " want "
+            << want[i];
       }
     }
   }
@@ -242,7 +261,8 @@ class RingSimulator {
     size_t& j = next_send_[idx(slot)];
     if (j >= p.sends.size()) return false;
     const PlanSend& send = p.sends[j];
-    if (send.after_recv >= 0 && static_cast<size_t>(send.after_recv) >= next_recv_[idx(slot)]) return false;
+    if (send.after_recv >= 0 && static_cast<size_t>(send.after_recv) >= next_recv_[idx(slot)])
+      return false;
     SlotMemory& m = memory_[idx(slot)];
     std::vector<float> message;
     switch (send.source) {
@@ -256,7 +276,9 @@ class RingSimulator {
         if (send.offset + send.count > m.output_len) return false;
         message.assign(m.output() + send.offset, m.output() + send.offset + send.count);
         break;
-      case PlanBuffer::kStaging: message = m.staging.at(send.after_recv); break;
+      case PlanBuffer::kStaging:
+        message = m.staging.at(send.after_recv);
+        break;
     }
     channels_[idx(next(slot))].push_back(std::move(message));
     ++j;
@@ -283,7 +305,8 @@ class RingSimulator {
       EXPECT_LE(recv.input_offset + recv.count, m.input_len);
       if (recv.input_offset + recv.count > m.input_len) return false;
       const float* in = m.input() + recv.input_offset;
-      for (size_t i = 0; i < message.size(); ++i) message[i] = message[i] + in[i];  // staging OP input
+      for (size_t i = 0; i < message.size(); ++i)
+        message[i] = message[i] + in[i];  // staging OP input
       if (recv.action == RecvAction::kReduceToStaging) {
         m.staging[static_cast<int64_t>(k)] = std::move(message);
       } else {
@@ -336,7 +359,6 @@ TEST(RingPlan, AllreduceMatchesSerialReference) {
 TEST(RingPlan, ReduceScatterMatchesSerialReference) {
   for (int n = 1; n <= 8; ++n) {
     for (size_t count : counts_for(n)) {
-      if (count == 4097 && n > 4) count = 1031;  // keep the runtime small
       for (size_t seg : kSegments) {
         for (bool in_place : {false, true}) {
           simulate({Collective::kReduceScatter, n, count, seg, 0, in_place});
@@ -350,7 +372,6 @@ TEST(RingPlan, ReduceScatterMatchesSerialReference) {
 TEST(RingPlan, AllgatherMatchesSerialReference) {
   for (int n = 1; n <= 8; ++n) {
     for (size_t count : counts_for(n)) {
-      if (count == 4097 && n > 4) count = 1031;
       for (size_t seg : kSegments) {
         for (bool in_place : {false, true}) {
           simulate({Collective::kAllgather, n, count, seg, 0, in_place});
@@ -416,13 +437,15 @@ TEST(RingPlan, ChunksCoverTheBufferAndDifferByAtMostOne) {
   }
 }
 
-TEST(RingPlan, SimulatorCatchesAWrongReductionOrder) {
-  // Guard against a simulator that cannot fail: swapping two slots' plans
-  // must be noticed.
-  Scenario s{Collective::kAllreduce, 3, 30, 4, 0, false};
-  EXPECT_NE(reduced(3, 0, 5), value_of(0, 5) + value_of(1, 5) + value_of(2, 5));
-  std::vector<float> a = expected_output(s, 0);
-  EXPECT_EQ(std::bit_cast<uint32_t>(a[0]), std::bit_cast<uint32_t>(reduced(3, 0, 0)));
+TEST(RingPlan, TestValuesMakeTheReductionOrderObservable) {
+  // Without this, a plan that reduced in another order could still pass.
+  int differs = 0;
+  for (size_t i = 0; i < 1000; ++i) {
+    float documented = (value_of(1, i) + value_of(2, i)) + value_of(0, i);
+    float other = (value_of(0, i) + value_of(1, i)) + value_of(2, i);
+    if (std::bit_cast<uint32_t>(documented) != std::bit_cast<uint32_t>(other)) ++differs;
+  }
+  EXPECT_GT(differs, 100);
 }
 
 }  // namespace

@@ -16,12 +16,14 @@ namespace trainmover {
 namespace {
 
 ::testing::AssertionResult FailsNaming(const Status& status, const std::string& text) {
-  if (status.ok()) return ::testing::AssertionFailure() << "succeeded; expected an error naming '" << text << "'";
+  if (status.ok())
+    return ::testing::AssertionFailure() << "succeeded; expected an error naming '" << text << "'";
   if (status.code() != TM_ERROR_INVALID_ARGUMENT) {
     return ::testing::AssertionFailure() << "code " << status.code() << ": " << status.message();
   }
   if (status.message().find(text) == std::string::npos) {
-    return ::testing::AssertionFailure() << "message '" << status.message() << "' does not name '" << text << "'";
+    return ::testing::AssertionFailure()
+           << "message '" << status.message() << "' does not name '" << text << "'";
   }
   return ::testing::AssertionSuccess();
 }
@@ -31,10 +33,10 @@ TEST(ParseSize, AcceptsPlainAndBinaryUnits) {
     const char* text;
     uint64_t bytes;
   };
-  const Case cases[] = {{"0", 0},           {"4096", 4096},        {"4K", 4096},
-                        {"4KiB", 4096},     {"4kb", 4096},         {"1M", 1 << 20},
-                        {"16MB", 16 << 20}, {"1G", uint64_t{1} << 30}, {"0.5K", 512},
-                        {"7b", 7}};
+  const Case cases[] = {
+      {"0", 0},      {"4096", 4096},  {"4K", 4096},       {"4KiB", 4096},
+      {"4kb", 4096}, {"1M", 1 << 20}, {"16MB", 16 << 20}, {"1G", uint64_t{1} << 30},
+      {"0.5K", 512}, {"7b", 7}};
   for (const Case& c : cases) {
     auto r = parse_size(c.text);
     ASSERT_TRUE(r.ok()) << c.text << ": " << r.status().message();
@@ -43,8 +45,10 @@ TEST(ParseSize, AcceptsPlainAndBinaryUnits) {
 }
 
 TEST(ParseSize, RejectsBadInputNamingIt) {
-  for (const char* text : {"", "K", "abc", "12Q", "1.5", "-4", "4 K", "1e3", "1..2K", "99999999999G"}) {
-    EXPECT_TRUE(FailsNaming(parse_size(text).status(), std::string("'") + text + "'")) << "input: " << text;
+  for (const char* text :
+       {"", "K", "abc", "12Q", "1.5", "-4", "4 K", "1e3", "1..2K", "99999999999G"}) {
+    EXPECT_TRUE(FailsNaming(parse_size(text).status(), std::string("'") + text + "'"))
+        << "input: " << text;
   }
 }
 
@@ -69,7 +73,8 @@ TEST(ParseInt, RejectsBadInputNamingIt) {
   EXPECT_TRUE(FailsNaming(parse_int("12x", 0, 100).status(), "12x"));
   EXPECT_TRUE(FailsNaming(parse_int("101", 0, 100).status(), "101"));
   EXPECT_TRUE(FailsNaming(parse_int("-1", 0, 100).status(), "-1"));
-  EXPECT_TRUE(FailsNaming(parse_int("99999999999999999999", 0, 100).status(), "99999999999999999999"));
+  EXPECT_TRUE(
+      FailsNaming(parse_int("99999999999999999999", 0, 100).status(), "99999999999999999999"));
   EXPECT_FALSE(parse_int("", 0, 100).ok());
   EXPECT_FALSE(parse_int("5 ", 0, 100).ok());
 }
@@ -84,7 +89,8 @@ TEST(ParseSeconds, AcceptsUnits) {
 
 TEST(ParseSeconds, RejectsBadInputNamingIt) {
   for (const char* text : {"", "fast", "5h", "-1", "1.2.3", "ms"}) {
-    EXPECT_TRUE(FailsNaming(parse_seconds(text).status(), std::string("'") + text + "'")) << "input: " << text;
+    EXPECT_TRUE(FailsNaming(parse_seconds(text).status(), std::string("'") + text + "'"))
+        << "input: " << text;
   }
 }
 

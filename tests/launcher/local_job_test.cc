@@ -49,11 +49,12 @@ void expect_no_children() {
 }
 
 TEST(LocalJob, EveryRankSeesItsEnvironment) {
-  auto options = sh_job(4,
-                        "test \"$TRAINMOVER_NSLOTS\" = 4 || exit 10; "
-                        "test ${#TRAINMOVER_JOB_SECRET} -ge 32 || exit 11; "
-                        "test \"$EXTRA\" = yes || exit 12; "
-                        "echo \"$TRAINMOVER_SLOT $TRAINMOVER_STORE $TRAINMOVER_JOB_ID $TRAINMOVER_JOB_SECRET\"");
+  auto options = sh_job(
+      4,
+      "test \"$TRAINMOVER_NSLOTS\" = 4 || exit 10; "
+      "test ${#TRAINMOVER_JOB_SECRET} -ge 32 || exit 11; "
+      "test \"$EXTRA\" = yes || exit 12; "
+      "echo \"$TRAINMOVER_SLOT $TRAINMOVER_STORE $TRAINMOVER_JOB_ID $TRAINMOVER_JOB_SECRET\"");
   options.capture_stdout = true;
   options.extra_env = {{"EXTRA", "yes"}};
   LocalJobResult result = run_ok(options);
@@ -178,12 +179,34 @@ TEST(LocalJob, LeavesNoDescriptorsOrChildrenBehind) {
   expect_no_children();
 }
 
-TEST(LocalJob, RanksInheritNoDescriptorOfOurs) {
-  // The children list their fds: only 0, 1, 2 (and the one ls opens).
-  auto options = sh_job(2, "ls /proc/self/fd | wc -l");
+// Our descriptors without FD_CLOEXEC: what any child of ours inherits anyway
+// (from whoever started the test), as opposed to what the job opened.
+std::set<int> inheritable_fds() {
+  std::set<int> fds = {0, 1, 2};
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return fds;
+  while (dirent* entry = readdir(dir)) {
+    int fd = atoi(entry->d_name);
+    if (entry->d_name[0] == '.' || fd == dirfd(dir)) continue;
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0 && (flags & FD_CLOEXEC) == 0) fds.insert(fd);
+  }
+  closedir(dir);
+  return fds;
+}
+
+TEST(LocalJob, RanksInheritNoDescriptorOfTheJob) {
+  // Each rank's shell lists its own descriptors (not those of ls).
+  auto options = sh_job(3, "ls /proc/$$/fd");
   options.capture_stdout = true;
+  std::set<int> expected = inheritable_fds();
   LocalJobResult result = run_ok(options);
-  for (const RankResult& rank : result.ranks) EXPECT_EQ(std::stoi(rank.output), 4) << rank.output;
+  for (const RankResult& rank : result.ranks) {
+    std::set<int> fds;
+    std::istringstream in(rank.output);
+    for (int fd; in >> fd;) fds.insert(fd);
+    EXPECT_EQ(fds, expected) << "rank " << rank.rank << " has: " << rank.output;
+  }
 }
 
 TEST(LocalJob, MissingProgramIsAnErrorNamingIt) {

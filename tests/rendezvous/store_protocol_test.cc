@@ -48,11 +48,20 @@ TEST(StoreProtocol, UnknownOperationIsNamed) {
 }
 
 TEST(StoreProtocol, OversizedKeyAndValueAreRejected) {
-  EXPECT_TRUE(parse_request(encode_request({StoreOp::kGet, std::string(kMaxKeyBytes, 'k'), "", 0, 0})).ok());
-  EXPECT_FALSE(parse_request(encode_request({StoreOp::kGet, std::string(kMaxKeyBytes + 1, 'k'), "", 0, 0})).ok());
-  EXPECT_TRUE(parse_request(encode_request({StoreOp::kSet, "k", std::string(kMaxValueBytes, 'v'), 0, 0})).ok());
-  EXPECT_FALSE(parse_request(encode_request({StoreOp::kSet, "k", std::string(kMaxValueBytes + 1, 'v'), 0, 0})).ok());
-  EXPECT_FALSE(parse_response(encode_response({TM_SUCCESS, std::string(kMaxValueBytes + 1, 'v')})).ok());
+  EXPECT_TRUE(
+      parse_request(encode_request({StoreOp::kGet, std::string(kMaxKeyBytes, 'k'), "", 0, 0}))
+          .ok());
+  EXPECT_FALSE(
+      parse_request(encode_request({StoreOp::kGet, std::string(kMaxKeyBytes + 1, 'k'), "", 0, 0}))
+          .ok());
+  EXPECT_TRUE(
+      parse_request(encode_request({StoreOp::kSet, "k", std::string(kMaxValueBytes, 'v'), 0, 0}))
+          .ok());
+  EXPECT_FALSE(parse_request(
+                   encode_request({StoreOp::kSet, "k", std::string(kMaxValueBytes + 1, 'v'), 0, 0}))
+                   .ok());
+  EXPECT_FALSE(
+      parse_response(encode_response({TM_SUCCESS, std::string(kMaxValueBytes + 1, 'v')})).ok());
 }
 
 TEST(StoreProtocol, EmptyKeyIsRejected) {

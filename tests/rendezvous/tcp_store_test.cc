@@ -169,6 +169,19 @@ TEST_F(TcpStoreTest, ConcurrentAddsAreNotLost) {
   EXPECT_EQ(c->add("n", 0).value(), kThreads * kAdds);
 }
 
+// A rendezvous of N slots makes O(N) small requests per process; each must
+// cost a round trip, not a delayed-ACK timer (Nagle's algorithm holding the
+// payload written after the frame header).
+TEST_F(TcpStoreTest, SmallRequestsDoNotWaitForDelayedAcks) {
+  auto c = client();
+  ASSERT_NE(c, nullptr);
+  constexpr int kRequests = 50;
+  auto start = Clock::now();
+  for (int i = 0; i < kRequests; ++i) ASSERT_TRUE(c->add("fast", 1).ok());
+  double elapsed = to_seconds(Clock::now() - start);
+  EXPECT_LT(elapsed, 1.0) << kRequests << " requests took " << elapsed << " s";
+}
+
 TEST_F(TcpStoreTest, BadKeysAreRejectedByTheClient) {
   auto c = client();
   ASSERT_NE(c, nullptr);

@@ -1,6 +1,10 @@
 #include "support/multiprocess.h"
 
+#include "rendezvous/tcp_store_server.h"
+
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,13 +28,46 @@ JobSecret make_secret() {
 }
 }  // namespace
 
+namespace {
+// The store process: serves until its parent goes away, reporting its
+// address (or why it could not start) on `report_fd`.
+[[noreturn]] void serve_store(const JobSecret& secret, uint64_t job_id, int report_fd) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id);
+  std::string report = server.ok() ? server.value()->address() : "error: " + server.status().message();
+  report += "\n";
+  if (write(report_fd, report.data(), report.size()) < 0 || !server.ok()) _exit(1);
+  close(report_fd);
+  while (true) pause();  // until SIGKILL from ~TestJob or the parent's death
+}
+}  // namespace
+
 TestJob::TestJob() : secret_(make_secret()), job_id_(random_u64().value() >> 1) {
-  auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret_, job_id_);
-  if (!server.ok()) throw std::runtime_error(server.status().message());
-  server_ = std::move(server).value();
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  std::fflush(nullptr);
+  store_pid_ = fork();
+  if (store_pid_ == 0) {
+    close(fds[0]);
+    serve_store(secret_, job_id_, fds[1]);
+  }
+  close(fds[1]);
+  std::string line;
+  char c;
+  while (read(fds[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  close(fds[0]);
+  if (line.empty() || line.rfind("error: ", 0) == 0) {
+    throw std::runtime_error("test store did not start: " + line);
+  }
+  store_address_ = line;
 }
 
-TestJob::~TestJob() = default;
+TestJob::~TestJob() {
+  if (store_pid_ > 0) {
+    kill(store_pid_, SIGKILL);
+    waitpid(store_pid_, nullptr, 0);
+  }
+}
 
 CommConfig TestJob::config(int slot, int nslots, const std::string& name) const {
   CommConfig c;
@@ -38,7 +75,7 @@ CommConfig TestJob::config(int slot, int nslots, const std::string& name) const 
   c.nslots = nslots;
   c.job_id = job_id_;
   c.job_secret = secret_.to_hex();
-  c.store_address = server_->address();
+  c.store_address = store_address_;
   c.name = name;
   c.timeout_s = 10;
   c.connect_timeout_s = 20;

@@ -1,5 +1,10 @@
-// Multi-process test harness: a real rendezvous store in the test process
-// and one forked child process per slot, talking over real sockets.
+// Multi-process test harness: a real rendezvous store in a process of its
+// own, and one forked child process per slot, talking over real sockets.
+//
+// The store runs in its own process so that the test process has no other
+// thread when it forks the slots: a child forked while another thread held
+// a lock (OpenSSL's, the allocator's) could deadlock, and LeakSanitizer in a
+// child would report that thread's live allocations as leaks.
 //
 // Children run a function and _exit() with its return value, skipping the
 // test framework's exit handlers. Every run is bounded: children still alive
@@ -16,7 +21,6 @@
 
 #include "comm/config.h"
 #include "common/secret.h"
-#include "rendezvous/tcp_store_server.h"
 
 namespace trainmover::testing {
 
@@ -38,7 +42,7 @@ class TestJob {
   CommConfig config(int slot, int nslots, const std::string& name = "test") const;
   const JobSecret& secret() const { return secret_; }
   uint64_t job_id() const { return job_id_; }
-  const std::string& store_address() const { return server_->address(); }
+  const std::string& store_address() const { return store_address_; }
 
   // Runs body(slot) in one child process per slot; waits at most `timeout`.
   std::vector<ChildExit> run(int nslots, const std::function<int(int)>& body,
@@ -47,7 +51,8 @@ class TestJob {
  private:
   JobSecret secret_;
   uint64_t job_id_;
-  std::unique_ptr<rendezvous::TcpStoreServer> server_;
+  pid_t store_pid_ = -1;
+  std::string store_address_;
 };
 
 // Forks one child running body(); returns its pid.

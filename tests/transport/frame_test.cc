@@ -51,18 +51,21 @@ void put_le(FrameHeaderBytes& bytes, size_t offset, uint64_t value, size_t width
 }
 
 ::testing::AssertionResult IsProtocolError(const Status& status, const std::string& text) {
-  if (status.ok()) return ::testing::AssertionFailure() << "accepted; expected an error naming '" << text << "'";
+  if (status.ok())
+    return ::testing::AssertionFailure() << "accepted; expected an error naming '" << text << "'";
   if (status.code() != TM_ERROR_PROTOCOL) {
     return ::testing::AssertionFailure() << "code " << status.code() << ": " << status.message();
   }
   if (status.message().find(text) == std::string::npos) {
-    return ::testing::AssertionFailure() << "'" << status.message() << "' does not name '" << text << "'";
+    return ::testing::AssertionFailure()
+           << "'" << status.message() << "' does not name '" << text << "'";
   }
   return ::testing::AssertionSuccess();
 }
 
 TEST(FrameHeader, RoundTripsEveryLinkKind) {
-  for (FrameKind kind : {FrameKind::kData, FrameKind::kHeartbeat, FrameKind::kAbort, FrameKind::kGoodbye}) {
+  for (FrameKind kind :
+       {FrameKind::kData, FrameKind::kHeartbeat, FrameKind::kAbort, FrameKind::kGoodbye}) {
     FrameHeader h = valid_header(kind, kind == FrameKind::kData ? kMaxData : kMaxControlPayload);
     auto bytes = encode_frame_header(h);
     EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 'T');
@@ -99,7 +102,8 @@ TEST(FrameHeader, AnySlotWhenLimitsSayMinusOne) {
 
 TEST(FrameHeader, WrongSizeIsRejected) {
   auto bytes = encode_frame_header(valid_header());
-  EXPECT_TRUE(IsProtocolError(parse_frame_header(std::span(bytes).first(47), link_limits()).status(), "47 bytes"));
+  EXPECT_TRUE(IsProtocolError(
+      parse_frame_header(std::span(bytes).first(47), link_limits()).status(), "47 bytes"));
   std::vector<std::byte> longer(bytes.begin(), bytes.end());
   longer.push_back(std::byte{0});
   EXPECT_TRUE(IsProtocolError(parse_frame_header(longer, link_limits()).status(), "49 bytes"));
@@ -128,7 +132,8 @@ TEST(FrameHeader, EachWrongFieldIsNamed) {
     auto bytes = encode_frame_header(valid_header());
     put_le(bytes, c.offset, c.value, c.width);
     reseal(bytes);
-    EXPECT_TRUE(IsProtocolError(parse_frame_header(bytes, link_limits()).status(), c.expected_text)) << c.name;
+    EXPECT_TRUE(IsProtocolError(parse_frame_header(bytes, link_limits()).status(), c.expected_text))
+        << c.name;
   }
 }
 
@@ -155,14 +160,16 @@ TEST(FrameHeader, OversizedControlFrameIsRejected) {
 
 TEST(FrameHeader, HugeLengthIsRejected) {
   auto bytes = encode_frame_header(valid_header(FrameKind::kData, UINT64_MAX));
-  EXPECT_TRUE(IsProtocolError(parse_frame_header(bytes, link_limits()).status(), "18446744073709551615"));
+  EXPECT_TRUE(
+      IsProtocolError(parse_frame_header(bytes, link_limits()).status(), "18446744073709551615"));
 }
 
 // 100k random mutations and truncations of valid headers: never a crash, and
 // accepted only when the bytes are the original ones.
 TEST(FrameHeader, RandomMutationsAreRejectedUnlessIdentical) {
   std::mt19937_64 rng(20261130);
-  const FrameKind kinds[] = {FrameKind::kData, FrameKind::kHeartbeat, FrameKind::kAbort, FrameKind::kGoodbye};
+  const FrameKind kinds[] = {FrameKind::kData, FrameKind::kHeartbeat, FrameKind::kAbort,
+                             FrameKind::kGoodbye};
   int accepted_identical = 0;
   for (int iter = 0; iter < 100000; ++iter) {
     FrameHeader h = valid_header(kinds[rng() % 4], rng() % (kMaxControlPayload + 1));
@@ -180,7 +187,8 @@ TEST(FrameHeader, RandomMutationsAreRejectedUnlessIdentical) {
     }
     if (rng() % 8 == 0) mutated.resize(rng() % mutated.size());
     auto parsed = parse_frame_header(mutated, link_limits());
-    bool identical = mutated.size() == original.size() && std::equal(mutated.begin(), mutated.end(), original.begin());
+    bool identical = mutated.size() == original.size() &&
+                     std::equal(mutated.begin(), mutated.end(), original.begin());
     if (identical) {
       ++accepted_identical;
       ASSERT_TRUE(parsed.ok()) << "iteration " << iter;
@@ -237,7 +245,8 @@ TEST(ControlPayload, GoodbyeIsEmpty) {
   EXPECT_EQ(encode_control_payload(m, payload), 0u);
   EXPECT_TRUE(round_trip(m).ok());
   std::array<std::byte, 1> extra{};
-  EXPECT_TRUE(IsProtocolError(parse_control_payload(FrameKind::kGoodbye, extra).status(), "goodbye"));
+  EXPECT_TRUE(
+      IsProtocolError(parse_control_payload(FrameKind::kGoodbye, extra).status(), "goodbye"));
 }
 
 TEST(ControlPayload, TruncatedOrPaddedPayloadIsRejected) {
@@ -247,12 +256,20 @@ TEST(ControlPayload, TruncatedOrPaddedPayloadIsRejected) {
   ControlPayload payload{};
   size_t len = encode_control_payload(m, payload);
   for (size_t cut = 0; cut < len; ++cut) {
-    std::vector<std::byte> part(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(cut));
-    EXPECT_TRUE(IsProtocolError(parse_control_payload(FrameKind::kAbort, part).status(), "abort")) << cut;
+    std::vector<std::byte> part(payload.begin(),
+                                payload.begin() + static_cast<std::ptrdiff_t>(cut));
+    EXPECT_TRUE(IsProtocolError(parse_control_payload(FrameKind::kAbort, part).status(), "abort"))
+        << cut;
   }
-  EXPECT_FALSE(parse_control_payload(FrameKind::kAbort, std::span<const std::byte>(payload.data(), len + 1)).ok());
-  EXPECT_FALSE(parse_control_payload(FrameKind::kHeartbeat, std::span<const std::byte>(payload.data(), 11)).ok());
-  EXPECT_FALSE(parse_control_payload(FrameKind::kHeartbeat, std::span<const std::byte>(payload.data(), 13)).ok());
+  EXPECT_FALSE(
+      parse_control_payload(FrameKind::kAbort, std::span<const std::byte>(payload.data(), len + 1))
+          .ok());
+  EXPECT_FALSE(
+      parse_control_payload(FrameKind::kHeartbeat, std::span<const std::byte>(payload.data(), 11))
+          .ok());
+  EXPECT_FALSE(
+      parse_control_payload(FrameKind::kHeartbeat, std::span<const std::byte>(payload.data(), 13))
+          .ok());
 }
 
 TEST(ControlPayload, OversizedReasonLengthIsRejected) {
@@ -267,7 +284,8 @@ TEST(ControlPayload, OversizedReasonLengthIsRejected) {
 }
 
 TEST(ControlPayload, NonControlKindIsRejected) {
-  EXPECT_TRUE(IsProtocolError(parse_control_payload(FrameKind::kData, {}).status(), "not a control frame"));
+  EXPECT_TRUE(
+      IsProtocolError(parse_control_payload(FrameKind::kData, {}).status(), "not a control frame"));
 }
 
 // ---- handshake messages ------------------------------------------------------

@@ -53,9 +53,13 @@ struct SocketPair {
   UniqueFd acceptor;
 };
 
-bool finished(const HandshakeSession* s) { return s == nullptr || s->state() != HandshakeSession::State::kRunning; }
+bool finished(const HandshakeSession* s) {
+  return s == nullptr || s->state() != HandshakeSession::State::kRunning;
+}
 
-short poll_events(const HandshakeSession& s) { return static_cast<short>(POLLIN | (s.wants_write() ? POLLOUT : 0)); }
+short poll_events(const HandshakeSession& s) {
+  return static_cast<short>(POLLIN | (s.wants_write() ? POLLOUT : 0));
+}
 
 // Advances both sessions until neither is running, or 5 s pass. A session
 // that finishes with a failure is closed, as its owner would, so the other
@@ -86,13 +90,15 @@ struct Pair {
   std::unique_ptr<HandshakeSession> acceptor;
 };
 
-Pair make_pair(const JobSecret& connector_secret, const JobSecret& acceptor_secret, const Hello& connector_hello,
-               const Hello& acceptor_hello, ExpectedPeer expect, AcceptPolicy policy = nullptr) {
+Pair make_pair(const JobSecret& connector_secret, const JobSecret& acceptor_secret,
+               const Hello& connector_hello, const Hello& acceptor_hello, ExpectedPeer expect,
+               AcceptPolicy policy = nullptr) {
   SocketPair sp;
   EXPECT_TRUE(sp.ok);
-  auto c = HandshakeSession::connector(std::move(sp.connector), connector_secret, connector_hello, expect, "acceptor");
-  auto a = HandshakeSession::acceptor(std::move(sp.acceptor), acceptor_secret, acceptor_hello, std::move(policy),
-                                      "connector");
+  auto c = HandshakeSession::connector(std::move(sp.connector), connector_secret, connector_hello,
+                                       expect, "acceptor");
+  auto a = HandshakeSession::acceptor(std::move(sp.acceptor), acceptor_secret, acceptor_hello,
+                                      std::move(policy), "connector");
   EXPECT_TRUE(c.ok() && a.ok());
   return {std::move(c).value(), std::move(a).value()};
 }
@@ -102,7 +108,8 @@ TEST(HandshakeSession, SameSecretSucceedsWithPeerHellos) {
   Hello ah = hello(1, 5, 0x2222);
   auto p = make_pair(secret_a(), secret_a(), ch, ah, ExpectedPeer{1, 0x2222});
   ASSERT_TRUE(run_both(p.connector, p.acceptor));
-  ASSERT_EQ(p.connector->state(), HandshakeSession::State::kDone) << p.connector->status().message();
+  ASSERT_EQ(p.connector->state(), HandshakeSession::State::kDone)
+      << p.connector->status().message();
   ASSERT_EQ(p.acceptor->state(), HandshakeSession::State::kDone) << p.acceptor->status().message();
   EXPECT_EQ(p.connector->verdict(), Verdict::kAccepted);
   EXPECT_EQ(p.acceptor->verdict(), Verdict::kAccepted);
@@ -133,8 +140,10 @@ TEST(HandshakeSession, WrongJobIdIsNamed) {
   ASSERT_TRUE(run_both(p.connector, p.acceptor));
   ASSERT_EQ(p.connector->state(), HandshakeSession::State::kFailed);
   EXPECT_EQ(p.connector->status().code(), TM_ERROR_PROTOCOL);
-  EXPECT_NE(p.connector->status().message().find("job id"), std::string::npos) << p.connector->status().message();
-  EXPECT_NE(p.connector->status().message().find("1001"), std::string::npos) << p.connector->status().message();
+  EXPECT_NE(p.connector->status().message().find("job id"), std::string::npos)
+      << p.connector->status().message();
+  EXPECT_NE(p.connector->status().message().find("1001"), std::string::npos)
+      << p.connector->status().message();
   EXPECT_EQ(p.acceptor->state(), HandshakeSession::State::kFailed);
 }
 
@@ -161,12 +170,14 @@ TEST(HandshakeSession, PolicyDuplicateVerdictReachesConnector) {
     EXPECT_EQ(peer.slot, 0);
     return Verdict::kDuplicate;
   };
-  auto p = make_pair(secret_a(), secret_a(), hello(0, 1, 1), hello(1, -1, 2), ExpectedPeer{}, policy);
+  auto p =
+      make_pair(secret_a(), secret_a(), hello(0, 1, 1), hello(1, -1, 2), ExpectedPeer{}, policy);
   ASSERT_TRUE(run_both(p.connector, p.acceptor));
   EXPECT_EQ(policy_calls, 1);
   ASSERT_EQ(p.connector->state(), HandshakeSession::State::kFailed);
   EXPECT_EQ(p.connector->verdict(), Verdict::kDuplicate);
-  EXPECT_NE(p.connector->status().message().find(verdict_text(Verdict::kDuplicate)), std::string::npos);
+  EXPECT_NE(p.connector->status().message().find(verdict_text(Verdict::kDuplicate)),
+            std::string::npos);
   EXPECT_EQ(p.acceptor->state(), HandshakeSession::State::kFailed);
   EXPECT_EQ(p.acceptor->verdict(), Verdict::kDuplicate);
 }
@@ -176,19 +187,21 @@ TEST(HandshakeSession, PolicyIsNotConsultedForABadProof) {
   SocketPair sp;
   ASSERT_TRUE(sp.ok);
   bool policy_called = false;
-  auto a = HandshakeSession::acceptor(std::move(sp.acceptor), secret_a(), hello(1, -1, 2),
-                                      [&](const Hello&) {
-                                        policy_called = true;
-                                        return Verdict::kAccepted;
-                                      },
-                                      "raw");
+  auto a = HandshakeSession::acceptor(
+      std::move(sp.acceptor), secret_a(), hello(1, -1, 2),
+      [&](const Hello&) {
+        policy_called = true;
+        return Verdict::kAccepted;
+      },
+      "raw");
   ASSERT_TRUE(a.ok());
   Hello ch = hello(0, 1, 1);
   ch.role = Role::kConnector;
   auto hb = encode_hello(ch);
   ASSERT_EQ(::send(sp.connector.get(), hb.data(), hb.size(), 0), static_cast<ssize_t>(hb.size()));
   std::array<std::byte, kProofSize> forged{};
-  ASSERT_EQ(::send(sp.connector.get(), forged.data(), forged.size(), 0), static_cast<ssize_t>(forged.size()));
+  ASSERT_EQ(::send(sp.connector.get(), forged.data(), forged.size(), 0),
+            static_cast<ssize_t>(forged.size()));
   std::array<std::byte, kHelloSize + kProofSize + kVerdictSize> in{};
   size_t got = 0;
   Deadline deadline = Deadline::after(seconds(5));
@@ -211,11 +224,13 @@ TEST(HandshakeSession, PolicyIsNotConsultedForABadProof) {
 TEST(HandshakeSession, GarbageHelloIsProtocolError) {
   SocketPair sp;
   ASSERT_TRUE(sp.ok);
-  auto a = HandshakeSession::acceptor(std::move(sp.acceptor), secret_a(), hello(1, -1, 2), nullptr, "raw");
+  auto a = HandshakeSession::acceptor(std::move(sp.acceptor), secret_a(), hello(1, -1, 2), nullptr,
+                                      "raw");
   ASSERT_TRUE(a.ok());
   std::array<char, kHelloSize> garbage;
   garbage.fill('G');
-  ASSERT_EQ(::send(sp.connector.get(), garbage.data(), garbage.size(), 0), static_cast<ssize_t>(garbage.size()));
+  ASSERT_EQ(::send(sp.connector.get(), garbage.data(), garbage.size(), 0),
+            static_cast<ssize_t>(garbage.size()));
   Deadline deadline = Deadline::after(seconds(5));
   while (a.value()->state() == HandshakeSession::State::kRunning && !deadline.expired()) {
     a.value()->advance();
@@ -230,7 +245,8 @@ TEST(HandshakeSession, GarbageHelloIsProtocolError) {
 TEST(HandshakeSession, PeerClosingMidHandshakeIsPeerFailure) {
   SocketPair sp;
   ASSERT_TRUE(sp.ok);
-  auto c = HandshakeSession::connector(std::move(sp.connector), secret_a(), hello(0, 1, 1), ExpectedPeer{}, "gone");
+  auto c = HandshakeSession::connector(std::move(sp.connector), secret_a(), hello(0, 1, 1),
+                                       ExpectedPeer{}, "gone");
   ASSERT_TRUE(c.ok());
   sp.acceptor.reset();
   Deadline deadline = Deadline::after(seconds(5));
@@ -240,7 +256,8 @@ TEST(HandshakeSession, PeerClosingMidHandshakeIsPeerFailure) {
     ::poll(&pfd, 1, 5);
   }
   ASSERT_EQ(c.value()->state(), HandshakeSession::State::kFailed);
-  EXPECT_NE(c.value()->status().message().find("gone"), std::string::npos) << c.value()->status().message();
+  EXPECT_NE(c.value()->status().message().find("gone"), std::string::npos)
+      << c.value()->status().message();
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ TcpLink::Options options_for(int32_t local, int32_t peer) {
 
 std::vector<std::byte> pattern(size_t n, uint8_t seed) {
   std::vector<std::byte> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>(1 + (i * 131 + seed) % 251);  // never zero
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<std::byte>(1 + (i * 131 + seed) % 251);  // never zero
   return v;
 }
 
@@ -138,10 +139,12 @@ class TcpLinkTest : public ::testing::Test {
 ::testing::AssertionResult FailedWith(const Link& link, tm_result_t code, const std::string& text) {
   if (!link.failed()) return ::testing::AssertionFailure() << "link did not fail";
   if (link.status().code() != code) {
-    return ::testing::AssertionFailure() << "code " << link.status().code() << ": " << link.status().message();
+    return ::testing::AssertionFailure()
+           << "code " << link.status().code() << ": " << link.status().message();
   }
   if (link.status().message().find(text) == std::string::npos) {
-    return ::testing::AssertionFailure() << "'" << link.status().message() << "' does not name '" << text << "'";
+    return ::testing::AssertionFailure()
+           << "'" << link.status().message() << "' does not name '" << text << "'";
   }
   if (link.status().failed_slot() != link.peer_slot()) {
     return ::testing::AssertionFailure() << "failed_slot " << link.status().failed_slot();
@@ -173,7 +176,8 @@ TEST_F(TcpLinkTest, DataRoundTripsAtSeveralSizes) {
   for (size_t i = 0; i < std::size(sizes); ++i) {
     EXPECT_EQ(right->test(recvs[i]), RequestState::kDone) << i;
     EXPECT_EQ(left->test(sends[i]), RequestState::kDone) << i;
-    EXPECT_TRUE(std::equal(sent[i].begin(), sent[i].end(), received[i].span().begin())) << "size " << sizes[i];
+    EXPECT_TRUE(std::equal(sent[i].begin(), sent[i].end(), received[i].span().begin()))
+        << "size " << sizes[i];
     EXPECT_TRUE(received[i].guard_intact()) << "size " << sizes[i];
   }
   EXPECT_EQ(left->pending_sends(), 0u);
@@ -318,17 +322,20 @@ TEST_F(TcpLinkTest, CancelMidFrameZeroFillsAndNextFrameFollows) {
   GuardedBuffer got_next(333);
   auto recv1 = right->post_recv(1, got);
   auto recv2 = right->post_recv(2, got_next.span());
-  ASSERT_TRUE(drive([&] { return right->failed() || right->test(recv2) != RequestState::kPending; }));
+  ASSERT_TRUE(
+      drive([&] { return right->failed() || right->test(recv2) != RequestState::kPending; }));
   ASSERT_FALSE(right->failed()) << right->status().message();
   EXPECT_EQ(right->test(recv1), RequestState::kDone);
   EXPECT_EQ(right->test(recv2), RequestState::kDone);
   ASSERT_TRUE(drive([&] { return left->test(second) == RequestState::kDone; }));
   // The first frame: a prefix of the original pattern, then zeros only.
   auto original = pattern(big, 5);
-  size_t first_zero = static_cast<size_t>(std::find(got.begin(), got.end(), std::byte{0}) - got.begin());
+  size_t first_zero =
+      static_cast<size_t>(std::find(got.begin(), got.end(), std::byte{0}) - got.begin());
   EXPECT_GT(first_zero, 0u);
   EXPECT_LT(first_zero, big);
-  EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(first_zero), original.begin()));
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(first_zero),
+                         original.begin()));
   EXPECT_TRUE(std::all_of(got.begin() + static_cast<std::ptrdiff_t>(first_zero), got.end(),
                           [](std::byte b) { return b == std::byte{0}; }));
   EXPECT_TRUE(std::equal(next_data.begin(), next_data.end(), got_next.span().begin()));
@@ -354,6 +361,86 @@ TEST_F(TcpLinkTest, CancelledReceiveDiscardsIncomingDataButKeepsControlFlowing) 
   EXPECT_EQ(observer.controls[0].ops_entered, 77u);
   EXPECT_EQ(left->test(send), RequestState::kDone);
   EXPECT_TRUE(buf.untouched());
+}
+
+TEST_F(TcpLinkTest, CancelMidReceiveStopsWritingTheBuffer) {
+  auto left = make_left();
+  auto right = make_right();
+  const size_t big = 4 << 20;
+  auto data = pattern(big, 6);
+  auto send = left->post_send(1, data);
+  std::vector<std::byte> buf(big, kGuard);
+  auto recv = right->post_recv(1, buf);
+  // Let part of the payload land, then abandon the receive.
+  ASSERT_TRUE(drive([&] { return buf[0] != kGuard || right->failed(); }));
+  ASSERT_EQ(right->test(recv), RequestState::kPending);
+  right->cancel_pending();
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);
+  std::fill(buf.begin(), buf.end(), kGuard);
+  ASSERT_TRUE(drive([&] { return left->test(send) != RequestState::kPending; }));
+  EXPECT_EQ(left->test(send), RequestState::kDone);
+  EXPECT_FALSE(right->failed()) << right->status().message();
+  EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](std::byte b) { return b == kGuard; }));
+}
+
+TEST_F(TcpLinkTest, ManySmallFramesBatchedIntoOneSendArriveInOrder) {
+  auto left = make_left();
+  auto right = make_right();
+  constexpr int kFrames = 200;  // several sendmsg() batches of up to 32 frames
+  std::vector<std::vector<std::byte>> sent, got;
+  std::vector<RequestHandle> sends, recvs;
+  for (int i = 0; i < kFrames; ++i) {
+    sent.push_back(pattern(static_cast<size_t>(i % 7) * 13, static_cast<uint8_t>(i)));
+    got.emplace_back(sent.back().size(), kGuard);
+  }
+  for (int i = 0; i < kFrames; ++i)
+    sends.push_back(left->post_send(static_cast<uint64_t>(i), sent[i]));
+  for (int i = 0; i < kFrames; ++i)
+    recvs.push_back(right->post_recv(static_cast<uint64_t>(i), got[i]));
+  ASSERT_TRUE(drive(
+      [&] { return right->failed() || right->test(recvs.back()) != RequestState::kPending; }));
+  ASSERT_FALSE(right->failed()) << right->status().message();
+  for (int i = 0; i < kFrames; ++i) {
+    EXPECT_EQ(left->test(sends[i]), RequestState::kDone) << i;
+    EXPECT_EQ(right->test(recvs[i]), RequestState::kDone) << i;
+    EXPECT_EQ(got[i], sent[i]) << i;
+  }
+}
+
+TEST_F(TcpLinkTest, TooManyOutstandingSendsFailTheLink) {
+  TcpLink::Options o = options_for(0, 1);
+  o.max_outstanding = 4;
+  auto created = TcpLink::create(*loop_, std::move(left_fd_), o, nullptr);
+  ASSERT_TRUE(created.ok());
+  auto& link = *created.value();
+  auto big = pattern(1 << 20, 1);  // fills the socket, so nothing completes
+  for (int i = 0; i < 4; ++i) link.post_send(static_cast<uint64_t>(i), big);
+  EXPECT_FALSE(link.failed()) << link.status().message();
+  auto fifth = link.post_send(4, big);
+  EXPECT_EQ(link.test(fifth), RequestState::kFailed);
+  EXPECT_TRUE(FailedWith(link, TM_ERROR_INTERNAL, "overflow"));
+}
+
+TEST_F(TcpLinkTest, QueuedHeartbeatIsReplacedByTheNewerOne) {
+  RecordingObserver observer;
+  auto left = make_left();
+  auto right = make_right(&observer);
+  auto big = pattern(4 << 20, 2);
+  auto send = left->post_send(1, big);  // a frame in progress holds control frames back
+  ControlMessage hb;
+  hb.kind = FrameKind::kHeartbeat;
+  for (uint64_t ops = 1; ops <= 5; ++ops) {
+    hb.ops_entered = ops;
+    left->send_control(hb);
+  }
+  std::vector<std::byte> buf(big.size());
+  right->post_recv(1, buf);
+  ASSERT_TRUE(drive(
+      [&] { return left->test(send) != RequestState::kPending && !observer.controls.empty(); }));
+  for (int i = 0; i < 5; ++i) loop_->run_once(std::chrono::milliseconds(2)).message();
+  ASSERT_EQ(observer.controls.size(), 1u);
+  EXPECT_EQ(observer.controls[0].ops_entered, 5u);
+  EXPECT_EQ(buf, big);
 }
 
 TEST_F(TcpLinkTest, GoodbyeThenCloseMeansPeerLeft) {

@@ -19,7 +19,8 @@ JobOutcome run_one(const std::string& impl, const AllreduceOptions& options,
 // A one-line note; peers that cannot run are skipped, not fatal.
 void note_failure(const std::string& impl, const JobFailure& failure) {
   std::fprintf(stderr, "trainmover-bench: %s %s: %s\n", impl.c_str(),
-               failure.not_available ? "skipped" : "failed, skipped", failure.status.message().c_str());
+               failure.not_available ? "skipped" : "failed, skipped",
+               failure.status.message().c_str());
 }
 
 }  // namespace

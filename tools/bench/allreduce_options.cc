@@ -38,7 +38,8 @@ Status parse_sizes(const std::string& text, std::vector<uint64_t>& out) {
   TM_ASSIGN_OR_RETURN(out, parse_size_list(text));
   for (uint64_t b : out) {
     if (b == 0 || b % 4 != 0) {
-      return error(TM_ERROR_INVALID_ARGUMENT, "size ", b, " is not a positive multiple of 4 bytes (float32)");
+      return error(TM_ERROR_INVALID_ARGUMENT, "size ", b,
+                   " is not a positive multiple of 4 bytes (float32)");
     }
     if (b > (1ull << 31)) return error(TM_ERROR_INVALID_ARGUMENT, "size ", b, " is over 2 GiB");
   }
@@ -102,9 +103,11 @@ void print_allreduce_help() {
       "trainmover and the peers built in (gloo, openmpi-tcp), interleaved.\n"
       "\n"
       "  -n, --nranks N        ranks, 1..64 (default 4)\n"
-      "  -b, --bytes B[,B...]  message sizes, multiples of 4: 4K,1M,... (default 4K,64K,1M,16M,64M)\n"
+      "  -b, --bytes B[,B...]  message sizes, multiples of 4: 4K,1M,... (default "
+      "4K,64K,1M,16M,64M)\n"
       "  -i, --iters K         timed iterations per size (default 20; see --max-volume)\n"
-      "  -w, --warmup W        warm-up iterations per size (default 5; at most half the timed ones)\n"
+      "  -w, --warmup W        warm-up iterations per size (default 5; at most half the timed "
+      "ones)\n"
       "  -r, --rounds R        interleaved rounds; the median is reported (default 3)\n"
       "      --max-volume B    cap a size's timed iterations at max(1, B/size) (default 512M)\n"
       "      --impl LIST       implementations: trainmover,gloo,openmpi-tcp (default all)\n"
@@ -117,13 +120,17 @@ void print_allreduce_help() {
 }
 
 ParsedAllreduce parse_allreduce_options(int argc, char** argv) {
-  static const option kLong[] = {
-      {"nranks", required_argument, nullptr, 'n'},  {"bytes", required_argument, nullptr, 'b'},
-      {"iters", required_argument, nullptr, 'i'},   {"warmup", required_argument, nullptr, 'w'},
-      {"rounds", required_argument, nullptr, 'r'},  {"max-volume", required_argument, nullptr, 'm'},
-      {"impl", required_argument, nullptr, 'I'},    {"job-timeout", required_argument, nullptr, 'T'},
-      {"json", no_argument, nullptr, 'j'},          {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
+  static const option kLong[] = {{"nranks", required_argument, nullptr, 'n'},
+                                 {"bytes", required_argument, nullptr, 'b'},
+                                 {"iters", required_argument, nullptr, 'i'},
+                                 {"warmup", required_argument, nullptr, 'w'},
+                                 {"rounds", required_argument, nullptr, 'r'},
+                                 {"max-volume", required_argument, nullptr, 'm'},
+                                 {"impl", required_argument, nullptr, 'I'},
+                                 {"job-timeout", required_argument, nullptr, 'T'},
+                                 {"json", no_argument, nullptr, 'j'},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
   ParsedAllreduce parsed;
   optind = 1;
   opterr = 0;
@@ -187,7 +194,8 @@ Result<std::vector<SizePlan>> parse_plan(std::string_view text) {
     TM_ASSIGN_OR_RETURN(int64_t bytes, parse_int(fields[0], 4, int64_t{1} << 31));
     TM_ASSIGN_OR_RETURN(int64_t iters, parse_int(fields[1], 1, 1000000));
     TM_ASSIGN_OR_RETURN(int64_t warmup, parse_int(fields[2], 0, 1000000));
-    if (bytes % 4 != 0) return error(TM_ERROR_INVALID_ARGUMENT, "plan size ", bytes, " is not a multiple of 4");
+    if (bytes % 4 != 0)
+      return error(TM_ERROR_INVALID_ARGUMENT, "plan size ", bytes, " is not a multiple of 4");
     p.bytes = static_cast<uint64_t>(bytes);
     p.iters = static_cast<int>(iters);
     p.warmup = static_cast<int>(warmup);

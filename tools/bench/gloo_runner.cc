@@ -59,8 +59,9 @@ Result<Timings> run_gloo_allreduce(const std::vector<SizePlan>& plan) {
   TM_RETURN_IF_ERROR(init_config(c_config));
   TM_ASSIGN_OR_RETURN(CommConfig config, CommConfig::from_c(c_config));
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
-  TM_ASSIGN_OR_RETURN(auto store, rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
-                                                                 seconds(config.connect_timeout_s)));
+  TM_ASSIGN_OR_RETURN(auto store,
+                      rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
+                                                    seconds(config.connect_timeout_s)));
   try {
     auto context = connect_gloo(config, *store);
     Timings timings;

@@ -15,9 +15,12 @@ std::vector<char> GlooStore::get(const std::string& key) {
   return std::vector<char>(value->begin(), value->end());
 }
 
-void GlooStore::wait(const std::vector<std::string>& keys) { wait(keys, std::chrono::duration_cast<std::chrono::milliseconds>(get_timeout_)); }
+void GlooStore::wait(const std::vector<std::string>& keys) {
+  wait(keys, std::chrono::duration_cast<std::chrono::milliseconds>(get_timeout_));
+}
 
-void GlooStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+void GlooStore::wait(const std::vector<std::string>& keys,
+                     const std::chrono::milliseconds& timeout) {
   // Our get() parks on the server until the key is set: no polling.
   Deadline deadline = Deadline::after(timeout);
   for (const std::string& key : keys) {

@@ -14,12 +14,14 @@ namespace trainmover::bench {
 
 class GlooStore final : public gloo::rendezvous::Store {
  public:
-  GlooStore(rendezvous::Store& store, Duration get_timeout) : store_(store), get_timeout_(get_timeout) {}
+  GlooStore(rendezvous::Store& store, Duration get_timeout)
+      : store_(store), get_timeout_(get_timeout) {}
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
   void wait(const std::vector<std::string>& keys) override;
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  void wait(const std::vector<std::string>& keys,
+            const std::chrono::milliseconds& timeout) override;
 
  private:
   rendezvous::Store& store_;

@@ -53,7 +53,12 @@ Result<std::string> mpi_program() {
 #ifdef TM_BENCH_MPI_PATH
   if (access(TM_BENCH_MPI_PATH, X_OK) == 0) return std::string(TM_BENCH_MPI_PATH);
 #endif
-  return error(TM_ERROR_NOT_FOUND, "trainmover-bench-mpi not found next to ", self);
+#ifdef TM_BENCH_MPI_PATH
+  return error(TM_ERROR_NOT_FOUND, "trainmover-bench-mpi is neither at ", beside, " nor at ",
+               TM_BENCH_MPI_PATH);
+#else
+  return error(TM_ERROR_NOT_FOUND, "trainmover-bench-mpi is not at ", beside);
+#endif
 }
 
 // The first line of trainmover-bench-mpi reports the PML and BTLs that
@@ -64,8 +69,9 @@ Status check_mpi_transport(const std::string& output) {
   auto pml = header.string("pml");
   auto btl = header.string("btl");
   if (pml != "ob1" || btl != "tcp,self") {
-    return error(TM_ERROR_UNSUPPORTED, "OpenMPI did not run with pml ob1 and btl tcp,self (pml=",
-                 pml.value_or("?"), ", btl=", btl.value_or("?"), ")");
+    return error(TM_ERROR_UNSUPPORTED,
+                 "OpenMPI did not run with pml ob1 and btl tcp,self (pml=", pml.value_or("?"),
+                 ", btl=", btl.value_or("?"), ")");
   }
   return Status::Ok();
 }
@@ -94,14 +100,16 @@ Result<IterationTimes> times_from_outputs(const std::vector<std::string>& output
       auto it = std::find_if(plan.begin(), plan.end(), [&](const SizePlan& p) {
         return static_cast<double>(p.bytes) == bytes;
       });
-      if (it == plan.end()) return error(TM_ERROR_PROTOCOL, "rank ", rank, " reported an unplanned size ", bytes);
+      if (it == plan.end())
+        return error(TM_ERROR_PROTOCOL, "rank ", rank, " reported an unplanned size ", bytes);
       size_t i = static_cast<size_t>(it - plan.begin());
       times[i] = std::max(times[i], elapsed / it->iters);
       ++seen[i];
     }
   }
   for (size_t i = 0; i < plan.size(); ++i) {
-    if (seen[i] == 0) return error(TM_ERROR_PROTOCOL, "no time reported for ", plan[i].bytes, " bytes");
+    if (seen[i] == 0)
+      return error(TM_ERROR_PROTOCOL, "no time reported for ", plan[i].bytes, " bytes");
   }
   return times;
 }
@@ -132,10 +140,25 @@ JobOutcome run_mpi_job(const AllreduceOptions& options, const std::vector<SizePl
   LocalJobOptions job;
   // pml ob1 + btl tcp,self: point-to-point over TCP sockets even between
   // processes of one host (no shared memory), as trainmover and gloo do.
-  job.argv = {TM_MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np",
-              std::to_string(options.nranks), "--mca", "pml", "ob1", "--mca", "btl", "tcp,self",
-              "--mca", "btl_tcp_if_include", "lo", "--mca", "oob_tcp_if_include", "lo",
-              program.value(), format_plan(plan)};
+  job.argv = {TM_MPIRUN,
+              "--allow-run-as-root",
+              "--oversubscribe",
+              "-np",
+              std::to_string(options.nranks),
+              "--mca",
+              "pml",
+              "ob1",
+              "--mca",
+              "btl",
+              "tcp,self",
+              "--mca",
+              "btl_tcp_if_include",
+              "lo",
+              "--mca",
+              "oob_tcp_if_include",
+              "lo",
+              program.value(),
+              format_plan(plan)};
   job.nprocs = 1;  // mpirun starts the ranks
   job.timeout = seconds(options.job_timeout_s);
   job.capture_stdout = true;

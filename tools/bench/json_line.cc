@@ -7,15 +7,24 @@
 namespace trainmover::bench {
 namespace {
 
+int hex_digit(char h) {
+  if (h >= '0' && h <= '9') return h - '0';
+  if (h >= 'a' && h <= 'f') return h - 'a' + 10;
+  if (h >= 'A' && h <= 'F') return h - 'A' + 10;
+  return -1;
+}
+
 std::string quote(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
+    } else if (c == '\n') {
+      out += "\\n";
     } else if (static_cast<unsigned char>(c) < 0x20) {
       char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
       out += buf;
     } else {
       out += c;
@@ -49,18 +58,41 @@ class Reader {
     while (pos_ < text_.size() && text_[pos_] != '"') {
       char c = text_[pos_++];
       if (c == '\\') {
-        if (pos_ >= text_.size()) break;
-        char e = text_[pos_++];
-        if (e == 'n') c = '\n';
-        else if (e == 't') c = '\t';
-        else if (e == 'u') return fail("\\u escapes are not supported");
-        else c = e;
+        TM_ASSIGN_OR_RETURN(c, escaped());
       }
       out += c;
     }
     if (pos_ >= text_.size()) return fail("unterminated string");
     ++pos_;
     return out;
+  }
+  // The character an escape after '\\' stands for; \uXXXX only for ASCII,
+  // which is all that JsonLine writes that way.
+  Result<char> escaped() {
+    if (pos_ >= text_.size()) return fail("unterminated escape");
+    char e = text_[pos_++];
+    switch (e) {
+      case 'n':
+        return '\n';
+      case 't':
+        return '\t';
+      case 'r':
+        return '\r';
+      case 'u': {
+        if (pos_ + 4 > text_.size()) return fail("short \\u escape");
+        unsigned code = 0;
+        for (int i = 0; i < 4; ++i) {
+          char h = text_[pos_++];
+          int digit = hex_digit(h);
+          if (digit < 0) return fail("bad \\u escape");
+          code = code * 16 + static_cast<unsigned>(digit);
+        }
+        if (code >= 0x80) return fail("non-ASCII \\u escape");
+        return static_cast<char>(code);
+      }
+      default:
+        return e;  // '"', '\\', '/'
+    }
   }
   // A string's contents, or a bare value (number, true, false, null) as text.
   Result<std::string> value() {
@@ -72,7 +104,8 @@ class Reader {
   Result<std::string> bare() {
     skip_space();
     size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' && text_[pos_] != ' ') ++pos_;
+    while (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '}' && text_[pos_] != ' ')
+      ++pos_;
     if (pos_ == start) return fail("expected a value");
     return std::string(text_.substr(start, pos_ - start));
   }

@@ -20,7 +20,9 @@ class JsonLine {
   JsonLine& add(const std::string& key, const char* value) { return add(key, std::string(value)); }
   JsonLine& add(const std::string& key, double value);
   JsonLine& add(const std::string& key, long long value);
-  JsonLine& add(const std::string& key, int value) { return add(key, static_cast<long long>(value)); }
+  JsonLine& add(const std::string& key, int value) {
+    return add(key, static_cast<long long>(value));
+  }
   JsonLine& add(const std::string& key, unsigned long long value) {
     return add(key, static_cast<long long>(value));
   }

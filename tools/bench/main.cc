@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   for (const auto& sub : kSubcommands) {
     if (first == sub.name) return sub.main(argc - 1, argv + 1);
   }
-  std::fprintf(stderr, "trainmover-bench: unknown subcommand '%s'\nTry 'trainmover-bench --help'.\n",
+  std::fprintf(stderr,
+               "trainmover-bench: unknown subcommand '%s'\nTry 'trainmover-bench --help'.\n",
                argv[1]);
   return kExitUsage;
 }

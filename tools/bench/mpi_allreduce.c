@@ -34,11 +34,14 @@ static int parse_plan(const char* text, struct size_plan* plans) {
     plans[n].iters = (int)strtol(end + 1, &end, 10);
     if (*end != ':') return -1;
     plans[n].warmup = (int)strtol(end + 1, &end, 10);
-    if (plans[n].bytes <= 0 || plans[n].bytes % 4 != 0 || plans[n].iters <= 0 || plans[n].warmup < 0)
+    if (plans[n].bytes <= 0 || plans[n].bytes % 4 != 0 || plans[n].iters <= 0 ||
+        plans[n].warmup < 0)
       return -1;
     ++n;
-    if (*end == ',') ++end;
-    else if (*end != '\0') return -1;
+    if (*end == ',')
+      ++end;
+    else if (*end != '\0')
+      return -1;
     p = end;
   }
   return *p == '\0' && n > 0 ? n : -1;
@@ -81,7 +84,8 @@ static int check_sum(const float* data, long long count, int nranks) {
   return 0;
 }
 
-static double measure(const struct size_plan* plan, float* send, float* recv, int rank, int nranks) {
+static double measure(const struct size_plan* plan, float* send, float* recv, int rank,
+                      int nranks) {
   int count = (int)(plan->bytes / 4);
   for (int i = 0; i < count; ++i) send[i] = (float)(rank + 1);
   MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -101,7 +105,8 @@ int main(int argc, char** argv) {
   struct size_plan plans[MAX_SIZES];
   int nsizes = argc == 2 ? parse_plan(argv[1], plans) : -1;
   if (nsizes < 0) {
-    fprintf(stderr, "usage: trainmover-bench-mpi BYTES:ITERS:WARMUP[,...] (bytes a multiple of 4)\n");
+    fprintf(stderr,
+            "usage: trainmover-bench-mpi BYTES:ITERS:WARMUP[,...] (bytes a multiple of 4)\n");
     return 2;
   }
   MPI_Init(&argc, &argv);

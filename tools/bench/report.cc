@@ -1,7 +1,9 @@
 #include "report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "json_line.h"
 
@@ -17,6 +19,14 @@ double median(std::vector<double> values) {
 
 std::string ratio_key(const std::string& impl) {
   return impl == kImplGloo ? "vs_gloo" : "vs_openmpi_tcp";
+}
+
+void print_ratio(double r) {
+  if (std::isnan(r)) {
+    std::printf(" %8s", "-");
+  } else {
+    std::printf(" %8.2f", r);
+  }
 }
 
 }  // namespace
@@ -47,12 +57,13 @@ std::vector<std::string> AllreduceReport::measured_impls() const {
   return out;
 }
 
-// trainmover's busbw over `other`'s: > 1 means trainmover is faster. With
-// one rank busbw is 0 by definition, so the ratio is of the times instead.
+// trainmover's busbw over `other`'s (> 1: trainmover faster), computed as
+// the inverse ratio of times, which is the same for N > 1 and still defined
+// for N = 1 (busbw 0). NaN (JSON null, "-" in the table) when a time is 0.
 double AllreduceReport::ratio(const std::string& other, size_t i) const {
   double tm = median_time(kImplTrainmover, i);
   double peer = median_time(other, i);
-  if (tm <= 0 || peer <= 0) return 0;
+  if (tm <= 0 || peer <= 0) return std::numeric_limits<double>::quiet_NaN();
   return peer / tm;
 }
 
@@ -82,8 +93,9 @@ void AllreduceReport::print_json() const {
 
 void AllreduceReport::print_table() const {
   auto impls = measured_impls();
-  std::printf("# allreduce float32 sum, %d ranks, median of %d rounds; time per iteration, busbw in GB/s\n",
-              options_.nranks, options_.rounds);
+  std::printf(
+      "# allreduce float32 sum, %d ranks, median of %d rounds; time per iteration, busbw in GB/s\n",
+      options_.nranks, options_.rounds);
   std::printf("%10s %6s", "bytes", "iters");
   for (const auto& impl : impls) std::printf(" %14s %8s", (impl + " us").c_str(), "busbw");
   bool tm = rounds_.count(kImplTrainmover) != 0;
@@ -98,8 +110,8 @@ void AllreduceReport::print_table() const {
       double t = median_time(impl, i);
       std::printf(" %14.1f %8.3f", t * 1e6, busbw(plan_[i].bytes, t));
     }
-    if (gloo) std::printf(" %8.2f", ratio(kImplGloo, i));
-    if (mpi) std::printf(" %8.2f", ratio(kImplOpenmpiTcp, i));
+    if (gloo) print_ratio(ratio(kImplGloo, i));
+    if (mpi) print_ratio(ratio(kImplOpenmpiTcp, i));
     std::printf("\n");
   }
   std::printf("# tm/X: busbw of trainmover over that of X (> 1: trainmover faster)\n");

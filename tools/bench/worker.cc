@@ -43,9 +43,11 @@ int worker_main(int argc, char** argv) {
   optind = 1;
   opterr = 0;
   for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
-    if (c == 'I') impl = optarg;
-    else if (c == 'p') plan_text = optarg;
-    else {
+    if (c == 'I') {
+      impl = optarg;
+    } else if (c == 'p') {
+      plan_text = optarg;
+    } else {
       std::fprintf(stderr, "trainmover-bench worker: bad option %s\n", argv[optind - 1]);
       return kExitUsage;
     }

@@ -1,0 +1,205 @@
+// Tests of the communicator configuration: CommConfig::validate() and the
+// TRAINMOVER_* environment variables read by init_config().
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/config.h"
+
+namespace trainmover {
+namespace {
+
+CommConfig valid_config() {
+  CommConfig c;
+  c.slot = 1;
+  c.nslots = 4;
+  c.job_id = 9;
+  c.job_secret = std::string(32, 'c');
+  c.store_address = "127.0.0.1:29500";
+  return c;
+}
+
+struct BadField {
+  const char* field;
+  const char* variable;
+  std::function<void(CommConfig&)> spoil;
+};
+
+TEST(CommConfig, DefaultsPlusRequiredFieldsAreValid) {
+  Status st = valid_config().validate();
+  EXPECT_TRUE(st.ok()) << st.message();
+}
+
+TEST(CommConfig, EachBadFieldIsNamedWithItsVariable) {
+  const BadField cases[] = {
+      {"nslots", "TRAINMOVER_NSLOTS", [](CommConfig& c) { c.nslots = 0; }},
+      {"slot", "TRAINMOVER_SLOT", [](CommConfig& c) { c.slot = 4; }},
+      {"slot", "TRAINMOVER_SLOT", [](CommConfig& c) { c.slot = -1; }},
+      {"job_secret", "TRAINMOVER_JOB_SECRET", [](CommConfig& c) { c.job_secret.clear(); }},
+      {"job_secret", "TRAINMOVER_JOB_SECRET", [](CommConfig& c) { c.job_secret = "abcd"; }},
+      {"job_secret", "TRAINMOVER_JOB_SECRET",
+       [](CommConfig& c) { c.job_secret = std::string(32, 'z'); }},
+      {"store_address", "TRAINMOVER_STORE", [](CommConfig& c) { c.store_address.clear(); }},
+      {"name", "TRAINMOVER_COMM_NAME", [](CommConfig& c) { c.name.clear(); }},
+      {"name", "TRAINMOVER_COMM_NAME", [](CommConfig& c) { c.name = std::string(129, 'n'); }},
+      {"timeout_s", "TRAINMOVER_TIMEOUT", [](CommConfig& c) { c.timeout_s = 0; }},
+      {"timeout_s", "TRAINMOVER_TIMEOUT", [](CommConfig& c) { c.timeout_s = std::nan(""); }},
+      {"connect_timeout_s", "TRAINMOVER_CONNECT_TIMEOUT",
+       [](CommConfig& c) { c.connect_timeout_s = -1; }},
+      {"heartbeat_interval_s", "TRAINMOVER_HEARTBEAT_INTERVAL",
+       [](CommConfig& c) { c.heartbeat_interval_s = 0; }},
+      {"heartbeat_interval_s", "TRAINMOVER_HEARTBEAT_INTERVAL",
+       [](CommConfig& c) { c.heartbeat_interval_s = 61; }},
+      {"segment_bytes", "TRAINMOVER_SEGMENT_BYTES", [](CommConfig& c) { c.segment_bytes = 63; }},
+      {"segment_bytes", "TRAINMOVER_SEGMENT_BYTES",
+       [](CommConfig& c) { c.segment_bytes = (64 << 20) + 1; }},
+      {"socket_buffer_bytes", "TRAINMOVER_SOCKET_BUFFER",
+       [](CommConfig& c) { c.socket_buffer_bytes = (1u << 30) + 1; }},
+      {"staging_buffers", "TRAINMOVER_STAGING_BUFFERS",
+       [](CommConfig& c) { c.staging_buffers = 1; }},
+      {"staging_buffers", "TRAINMOVER_STAGING_BUFFERS",
+       [](CommConfig& c) { c.staging_buffers = 1025; }},
+  };
+  for (const BadField& bad : cases) {
+    CommConfig c = valid_config();
+    bad.spoil(c);
+    Status st = c.validate();
+    ASSERT_FALSE(st.ok()) << bad.field << " was accepted";
+    EXPECT_EQ(st.code(), TM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(st.message().find(bad.field), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(bad.variable), std::string::npos) << st.message();
+  }
+}
+
+TEST(CommConfig, BoundaryValuesAreAccepted) {
+  CommConfig c = valid_config();
+  c.segment_bytes = 64;
+  c.staging_buffers = 2;
+  c.heartbeat_interval_s = 60;
+  c.name = std::string(128, 'n');
+  c.slot = 3;
+  EXPECT_TRUE(c.validate().ok()) << c.validate().message();
+}
+
+// Sets variables for one test and removes them afterwards.
+class ScopedEnv {
+ public:
+  ~ScopedEnv() {
+    for (const std::string& name : names_) unsetenv(name.c_str());
+  }
+  void set(const std::string& name, const std::string& value) {
+    setenv(name.c_str(), value.c_str(), 1);
+    names_.push_back(name);
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+TEST(InitConfig, DefaultsWithoutEnvironment) {
+  const CommConfig defaults;
+  tm_config_t c;
+  ASSERT_TRUE(init_config(c).ok());
+  EXPECT_EQ(c.struct_size, sizeof(tm_config_t));
+  EXPECT_STREQ(c.name, "world");
+  EXPECT_EQ(c.slot, defaults.slot);
+  EXPECT_EQ(c.nslots, defaults.nslots);
+  EXPECT_EQ(c.timeout_s, defaults.timeout_s);
+  EXPECT_EQ(c.connect_timeout_s, defaults.connect_timeout_s);
+  EXPECT_EQ(c.heartbeat_interval_s, defaults.heartbeat_interval_s);
+  EXPECT_EQ(c.segment_bytes, defaults.segment_bytes);
+  EXPECT_EQ(c.socket_buffer_bytes, defaults.socket_buffer_bytes);
+  EXPECT_EQ(c.staging_buffers, defaults.staging_buffers);
+  EXPECT_EQ(c.job_secret, nullptr);
+  EXPECT_EQ(c.store_address, nullptr);
+}
+
+TEST(InitConfig, ReadsEveryVariable) {
+  ScopedEnv env;
+  env.set("TRAINMOVER_SLOT", "2");
+  env.set("TRAINMOVER_NSLOTS", "8");
+  env.set("TRAINMOVER_JOB_ID", "123456789012");
+  env.set("TRAINMOVER_JOB_SECRET", std::string(32, 'f'));
+  env.set("TRAINMOVER_STORE", "10.1.2.3:29500");
+  env.set("TRAINMOVER_LISTEN_ADDR", "10.1.2.4");
+  env.set("TRAINMOVER_IFNAME", "eth1");
+  env.set("TRAINMOVER_COMM_NAME", "dp");
+  env.set("TRAINMOVER_TIMEOUT", "250ms");
+  env.set("TRAINMOVER_CONNECT_TIMEOUT", "2m");
+  env.set("TRAINMOVER_HEARTBEAT_INTERVAL", "0.25");
+  env.set("TRAINMOVER_SEGMENT_BYTES", "1M");
+  env.set("TRAINMOVER_SOCKET_BUFFER", "4M");
+  env.set("TRAINMOVER_STAGING_BUFFERS", "6");
+  tm_config_t c;
+  Status st = init_config(c);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(c.slot, 2);
+  EXPECT_EQ(c.nslots, 8);
+  EXPECT_EQ(c.job_id, 123456789012u);
+  EXPECT_EQ(std::string(c.job_secret), std::string(32, 'f'));
+  EXPECT_STREQ(c.store_address, "10.1.2.3:29500");
+  EXPECT_STREQ(c.listen_address, "10.1.2.4");
+  EXPECT_STREQ(c.listen_interface, "eth1");
+  EXPECT_STREQ(c.name, "dp");
+  EXPECT_DOUBLE_EQ(c.timeout_s, 0.25);
+  EXPECT_DOUBLE_EQ(c.connect_timeout_s, 120.0);
+  EXPECT_DOUBLE_EQ(c.heartbeat_interval_s, 0.25);
+  EXPECT_EQ(c.segment_bytes, 1u << 20);
+  EXPECT_EQ(c.socket_buffer_bytes, 4u << 20);
+  EXPECT_EQ(c.staging_buffers, 6);
+  auto cc = CommConfig::from_c(c);
+  ASSERT_TRUE(cc.ok()) << cc.status().message();
+  EXPECT_EQ(cc->name, "dp");
+}
+
+TEST(InitConfig, MalformedVariablesAreNamed) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"TRAINMOVER_TIMEOUT", "soon"},
+      {"TRAINMOVER_TIMEOUT", "5h"},
+      {"TRAINMOVER_SLOT", "-1"},
+      {"TRAINMOVER_SLOT", "two"},
+      {"TRAINMOVER_NSLOTS", "0"},
+      {"TRAINMOVER_SEGMENT_BYTES", "12X"},
+      {"TRAINMOVER_JOB_ID", "12ab"},
+      {"TRAINMOVER_STAGING_BUFFERS", "many"},
+      {"TRAINMOVER_HEARTBEAT_INTERVAL", ""},  // empty means unset: accepted
+  };
+  for (const auto& [name, value] : cases) {
+    ScopedEnv env;
+    env.set(name, value);
+    tm_config_t c;
+    Status st = init_config(c);
+    if (std::string(value).empty()) {
+      EXPECT_TRUE(st.ok()) << name << "='' " << st.message();
+      continue;
+    }
+    ASSERT_FALSE(st.ok()) << name << "=" << value << " was accepted";
+    EXPECT_EQ(st.code(), TM_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(value), std::string::npos) << st.message();
+  }
+}
+
+TEST(CommConfig, FromCRejectsWrongStructSize) {
+  tm_config_t c;
+  ASSERT_TRUE(init_config(c).ok());
+  c.struct_size = 8;
+  auto r = CommConfig::from_c(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("struct_size"), std::string::npos);
+}
+
+TEST(EnvironmentHelp, ListsEveryVariable) {
+  std::string help = environment_help();
+  for (const char* name : {"TRAINMOVER_SLOT", "TRAINMOVER_TIMEOUT", "TRAINMOVER_SEGMENT_BYTES",
+                           "TRAINMOVER_STAGING_BUFFERS", "TRAINMOVER_LOG"}) {
+    EXPECT_NE(help.find(name), std::string::npos) << name;
+  }
+}
+
+}  // namespace
+}  // namespace trainmover

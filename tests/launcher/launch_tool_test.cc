@@ -1,0 +1,116 @@
+// trainmover-launch, run as a program: exit statuses, messages, signals.
+#include <signal.h>
+#include <stdlib.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "launcher/local_job.h"
+
+namespace trainmover::launcher {
+namespace {
+
+struct ToolRun {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `trainmover-launch ARGS` through sh (for the 2>&1), bounded.
+ToolRun launch(const std::string& args) {
+  LocalJobOptions options;
+  options.argv = {"/bin/sh", "-c", std::string("\"") + TM_LAUNCH_PATH + "\" " + args + " 2>&1"};
+  options.timeout = seconds(30);
+  options.capture_stdout = true;
+  auto result = run_local_job(options);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  if (!result.ok()) return {};
+  return {result->ranks[0].shell_status(), result->ranks[0].output};
+}
+
+TEST(TrainmoverLaunch, AllRanksSucceed) {
+  ToolRun run =
+      launch("--nprocs 3 -- sh -c 'test $TRAINMOVER_NSLOTS = 3 && echo rank $TRAINMOVER_SLOT'");
+  EXPECT_EQ(run.status, 0) << run.output;
+  for (const char* line : {"rank 0", "rank 1", "rank 2"}) {
+    EXPECT_NE(run.output.find(line), std::string::npos) << run.output;
+  }
+}
+
+TEST(TrainmoverLaunch, ExitStatusIsTheFailingRanks) {
+  ToolRun run = launch("-n 3 sh -c 'if [ $TRAINMOVER_SLOT = 1 ]; then exit 7; fi; exec sleep 30'");
+  EXPECT_EQ(run.status, 7);
+  EXPECT_NE(run.output.find("rank 1 exited with status 7"), std::string::npos) << run.output;
+}
+
+TEST(TrainmoverLaunch, KilledRankGives128PlusSignal) {
+  ToolRun run =
+      launch("-n 2 sh -c 'if [ $TRAINMOVER_SLOT = 0 ]; then kill -9 $$; fi; exec sleep 30'");
+  EXPECT_EQ(run.status, 137);
+  EXPECT_NE(run.output.find("rank 0 was killed by signal 9"), std::string::npos) << run.output;
+}
+
+TEST(TrainmoverLaunch, TimeoutGives124) {
+  ToolRun run = launch("-n 2 --timeout 0.3 sleep 30");
+  EXPECT_EQ(run.status, 124);
+  EXPECT_NE(run.output.find("timeout"), std::string::npos) << run.output;
+}
+
+TEST(TrainmoverLaunch, HelpExitsZero) {
+  ToolRun run = launch("--help");
+  EXPECT_EQ(run.status, 0);
+  EXPECT_NE(run.output.find("--nprocs"), std::string::npos);
+  EXPECT_NE(run.output.find("TRAINMOVER_SLOT"), std::string::npos);
+}
+
+TEST(TrainmoverLaunch, BadArgumentsExit2NamingTheArgument) {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  for (const Case& c : {Case{"true", "--nprocs is required"}, Case{"-n 0 true", "--nprocs"},
+                        Case{"-n x true", "--nprocs"}, Case{"-n 2", "no PROGRAM"},
+                        Case{"-n 2 --timeout soon true", "--timeout"},
+                        Case{"--frobnicate -n 2 true", "--frobnicate"}, Case{"-n", "-n"}}) {
+    ToolRun run = launch(c.args);
+    EXPECT_EQ(run.status, 2) << c.args << ": " << run.output;
+    EXPECT_NE(run.output.find(c.message), std::string::npos) << c.args << ": " << run.output;
+  }
+}
+
+TEST(TrainmoverLaunch, MissingProgramExits1) {
+  ToolRun run = launch("-n 2 no-such-program-tm");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.output.find("no-such-program-tm"), std::string::npos) << run.output;
+}
+
+TEST(TrainmoverLaunch, SigtermIsForwardedToTheRanks) {
+  char dir_template[] = "/tmp/tm-launch-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::string dir = dir_template;
+  // The ranks record their pids, the launcher gets SIGTERM once they run.
+  std::string ranks = "sh -c 'echo $$ > " + dir + "/pid.$TRAINMOVER_SLOT; exec sleep 30'";
+  LocalJobOptions options;
+  options.argv = {"/bin/sh", "-c",
+                  std::string("\"") + TM_LAUNCH_PATH + "\" -n 2 " + ranks +
+                      " & L=$!; i=0; while [ ! -s " + dir + "/pid.1 ] || [ ! -s " + dir +
+                      "/pid.0 ]; do sleep 0.05; i=$((i+1)); [ $i -gt 200 ] && exit 99; done; "
+                      "kill -TERM $L; wait $L; echo status=$?"};
+  options.timeout = seconds(30);
+  options.capture_stdout = true;
+  auto result = run_local_job(options);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->ranks[0].output, "status=143\n");
+  for (const char* name : {"/pid.0", "/pid.1"}) {
+    std::ifstream in(dir + name);
+    pid_t pid = 0;
+    in >> pid;
+    ASSERT_GT(pid, 0);
+    EXPECT_NE(kill(pid, 0), 0) << "rank process " << pid << " survived";
+    std::remove((dir + name).c_str());
+  }
+  rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace trainmover::launcher

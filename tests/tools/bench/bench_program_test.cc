@@ -1,0 +1,133 @@
+// trainmover-bench run as a program: help, argument errors, and tiny real
+// measurements whose JSON lines must parse and carry the documented keys.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "config.h"
+#include "json_line.h"
+#include "launcher/local_job.h"
+
+namespace trainmover::bench {
+namespace {
+
+struct ToolRun {
+  int status = -1;
+  std::string out;  // stdout only
+  std::string all;  // stdout then stderr
+};
+
+// Runs `trainmover-bench ARGS`, bounded, capturing stdout and (separately) stderr.
+ToolRun bench(const std::string& args, double timeout_s = 120) {
+  launcher::LocalJobOptions options;
+  options.argv = {"/bin/sh", "-c",
+                  std::string("err=$(mktemp); \"") + TM_BENCH_PATH + "\" " + args +
+                      " 2>$err; s=$?; echo '#stderr'; cat $err; rm -f $err; exit $s"};
+  options.timeout = seconds(timeout_s);
+  options.capture_stdout = true;
+  auto result = launcher::run_local_job(options);
+  EXPECT_TRUE(result.ok()) << result.status().message();
+  if (!result.ok()) return {};
+  const std::string& text = result->ranks[0].output;
+  ToolRun run{result->ranks[0].shell_status(), text.substr(0, text.find("#stderr\n")), text};
+  return run;
+}
+
+std::vector<JsonObject> json_lines(const std::string& out) {
+  std::vector<JsonObject> objects;
+  for (std::string_view line : split(out, '\n')) {
+    if (line.empty()) continue;
+    auto object = JsonObject::parse(line);
+    EXPECT_TRUE(object.ok()) << object.status().message();
+    if (object.ok()) objects.push_back(object.value());
+  }
+  return objects;
+}
+
+void expect_result_keys(const JsonObject& o, int nranks, double bytes) {
+  EXPECT_EQ(o.string("op"), "allreduce");
+  EXPECT_EQ(o.number("nranks").value(), nranks);
+  EXPECT_EQ(o.number("bytes").value(), bytes);
+  ASSERT_TRUE(o.number("time_s").ok());
+  EXPECT_GT(o.number("time_s").value(), 0);
+  ASSERT_TRUE(o.number("busbw_GBps").ok());
+  EXPECT_GT(o.number("busbw_GBps").value(), 0);
+}
+
+TEST(BenchProgram, HelpDescribesSubcommandsAndOptions) {
+  ToolRun top = bench("--help");
+  EXPECT_EQ(top.status, 0);
+  EXPECT_NE(top.out.find("allreduce"), std::string::npos);
+  EXPECT_EQ(top.out.find("worker"), std::string::npos) << "the worker mode is internal";
+  ToolRun sub = bench("allreduce --help");
+  EXPECT_EQ(sub.status, 0);
+  for (const char* option :
+       {"--nranks", "--bytes", "--iters", "--warmup", "--rounds", "--impl", "--json"}) {
+    EXPECT_NE(sub.out.find(option), std::string::npos) << option;
+  }
+}
+
+TEST(BenchProgram, BadArgumentsExit2NamingTheArgument) {
+  struct Case {
+    const char* args;
+    const char* named;
+  };
+  for (const Case& c :
+       {Case{"", "no subcommand"}, Case{"frobnicate", "frobnicate"},
+        Case{"allreduce --nranks 0", "--nranks"}, Case{"allreduce --nranks 99", "--nranks"},
+        Case{"allreduce --bytes 4K,6", "6"}, Case{"allreduce --bytes lots", "--bytes"},
+        Case{"allreduce --iters -1", "--iters"}, Case{"allreduce --impl trainmover,nccl", "nccl"},
+        Case{"allreduce --bogus", "--bogus"}}) {
+    ToolRun run = bench(c.args);
+    EXPECT_EQ(run.status, 2) << c.args << "\n" << run.all;
+    EXPECT_NE(run.all.find(c.named), std::string::npos) << c.args << "\n" << run.all;
+    EXPECT_TRUE(run.out.empty()) << c.args << ": errors go to stderr";
+  }
+}
+
+TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {
+  ToolRun run =
+      bench("allreduce --nranks 2 --bytes 4K --iters 2 --rounds 1 --impl trainmover --json");
+  ASSERT_EQ(run.status, 0) << run.all;
+  auto objects = json_lines(run.out);
+  ASSERT_EQ(objects.size(), 1u) << run.all;
+  EXPECT_EQ(objects[0].string("impl"), "trainmover");
+  expect_result_keys(objects[0], 2, 4096);
+}
+
+TEST(BenchProgram, TinyRunOfEveryImplementation) {
+  ToolRun run = bench("allreduce --nranks 2 --bytes 4K,64K --iters 2 --rounds 2 --json");
+  ASSERT_EQ(run.status, 0) << run.all;
+  std::set<std::string> impls;
+  for (const JsonObject& o : json_lines(run.out)) {
+    impls.insert(o.string("impl").value_or("?"));
+    ASSERT_TRUE(o.number("bytes").ok());
+    expect_result_keys(o, 2, o.number("bytes").value());
+    if (o.string("impl") == "trainmover") {
+#ifdef HAVE_GLOO
+      EXPECT_TRUE(o.number("vs_gloo").ok());
+#endif
+#ifdef HAVE_MPI
+      EXPECT_TRUE(o.number("vs_openmpi_tcp").ok());
+#endif
+    }
+  }
+  std::set<std::string> expected = {"trainmover"};
+#ifdef HAVE_GLOO
+  expected.insert("gloo");
+#endif
+#ifdef HAVE_MPI
+  expected.insert("openmpi-tcp");
+#endif
+  EXPECT_EQ(impls, expected) << run.all;
+}
+
+TEST(BenchProgram, TableOutputHasOneRowPerSize) {
+  ToolRun run = bench("allreduce --nranks 2 --bytes 4K,8K --iters 2 --rounds 1 --impl trainmover");
+  ASSERT_EQ(run.status, 0) << run.all;
+  EXPECT_NE(run.out.find("\n      4096 "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\n      8192 "), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace trainmover::bench
