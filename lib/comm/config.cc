@@ -78,7 +78,7 @@ const std::vector<EnvVar>& env_table() {
          TM_ASSIGN_OR_RETURN(c.heartbeat_interval_s, parse_seconds(v));
          return Status::Ok();
        }},
-      {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring, e.g. 256K (default 1M)",
+      {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring (default 512K)",
        [](tm_config_t& c, const char* v) -> Status {
          TM_ASSIGN_OR_RETURN(c.segment_bytes, parse_size(v));
          return Status::Ok();

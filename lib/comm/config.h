@@ -36,7 +36,7 @@ struct CommConfig {
   double timeout_s = 30.0;
   double connect_timeout_s = 60.0;
   double heartbeat_interval_s = 0.5;
-  size_t segment_bytes = size_t{1} << 20;
+  size_t segment_bytes = size_t{512} << 10;
   size_t socket_buffer_bytes = size_t{4} << 20;  // capped by net.core.[rw]mem_max
   int staging_buffers = 4;
 
