@@ -30,6 +30,10 @@ void WritePlot(const tmsim::CliOptions& options, const std::vector<tmsim::Projec
 
 int Run(tmsim::CliOptions& options) {
   LoadMeasured(options);
+  if (options.models) {
+    tmsim::WriteModels(std::cout, options.projection);
+    return 0;
+  }
   const std::vector<tmsim::ProjectionRow> rows = tmsim::Project(options.projection);
   if (options.json) {
     tmsim::WriteJsonLines(std::cout, rows, options.projection.weeks);

@@ -182,9 +182,9 @@ CliOptions ParseOptions(const std::vector<std::string>& args) {
       options.help = true;
       continue;
     }
-    if (name == "--json") {
-      if (value) throw UsageError("--json takes no value");
-      options.json = true;
+    if (name == "--json" || name == "--models") {
+      if (value) throw UsageError(name + " takes no value");
+      (name == "--json" ? options.json : options.models) = true;
       continue;
     }
     const auto setter = setters.find(name);
@@ -234,6 +234,7 @@ Policies:
   --measured FILE          JSON lines from `trainmover-bench switch --json`
 Output:
   --json                   one JSON object per line instead of the table
+  --models                 print each policy's downtime per event at each scale, then exit
   --plot FILE              write an SVG plot of wasted GPU-hours against scale
   --price USD              cost of one GPU-hour (default 2.00)
   -h, --help               this text

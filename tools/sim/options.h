@@ -13,6 +13,7 @@ struct CliOptions {
   ProjectionConfig projection;
   bool json = false;
   bool help = false;
+  bool models = false;        // print the resolved downtime models instead
   std::string plot_path;      // empty: no plot
   std::string measured_path;  // empty: no `measured` policy
 };

@@ -67,10 +67,17 @@ double NoStandbyExtra(const PolicyParams& params) {
   return params.restart.reschedule_s + params.restart.warmup_s;
 }
 
+// The published planned figure grows faster per doubling than the unexpected
+// one, so far enough out the lines cross; a planned event never costs more than
+// handling the same event as unexpected would, hence the cap.
+double PlannedCapped(double planned_s, double unexpected_s) {
+  return std::min(planned_s, unexpected_s);
+}
+
 PolicyModel Trainmover(double gpus, int standbys, const PolicyParams& params) {
   PolicyModel model;
   model.unexpected_down_s = params.trainmover_unexpected.At(gpus);
-  model.planned_down_s = params.trainmover_planned.At(gpus);
+  model.planned_down_s = PlannedCapped(params.trainmover_planned.At(gpus), model.unexpected_down_s);
   model.rebalance_down_s = model.planned_down_s;
   model.lost_work_s = params.step_s;
   model.standby_machines = standbys;
@@ -86,7 +93,7 @@ PolicyModel Measured(double gpus, const PolicyParams& params) {
   PolicyModel model = Trainmover(gpus, params.standbys, params);
   model.kind = PolicyKind::kMeasured;
   model.unexpected_down_s = params.measured->unexpected.At(gpus);
-  model.planned_down_s = params.measured->planned.At(gpus);
+  model.planned_down_s = PlannedCapped(params.measured->planned.At(gpus), model.unexpected_down_s);
   model.rebalance_down_s = model.planned_down_s;
   return model;
 }

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "failure_model.h"
+
 namespace tmsim {
 namespace {
 
@@ -20,7 +22,31 @@ std::string EttrCell(const Summary& summary) {
   return Fixed(summary.ettr_mean, 4) + " ±" + Fixed(summary.ettr_ci95, 4);
 }
 
+std::string Cell(double value, int decimals, std::size_t width) {
+  return Padded(Fixed(value, decimals), width);
+}
+
 }  // namespace
+
+void WriteModels(std::ostream& out, const ProjectionConfig& config) {
+  out << "   GPUs  policy                MTTF h  unexpected s  planned s  rebalance s  "
+         "lost work s  ckpt every s  standbys\n";
+  for (double gpus : config.gpus) {
+    const double mttf_s = JobMttfHours(config.mttf, gpus) * 3600.0;
+    for (PolicyKind kind : config.policies) {
+      const PolicyModel model = ResolvePolicy(kind, gpus, mttf_s, config.params);
+      std::string policy(PolicyName(kind));
+      policy.resize(20, ' ');
+      const bool checkpoints = model.UsesCheckpoints();
+      out << Cell(gpus, 0, 7) << "  " << policy << Cell(mttf_s / 3600, 2, 8)
+          << Cell(model.unexpected_down_s, 1, 14) << Cell(model.planned_down_s, 1, 11)
+          << Cell(model.rebalance_down_s, 1, 13)
+          << (checkpoints ? Padded("ckpt", 13) : Cell(model.lost_work_s, 1, 13))
+          << (checkpoints ? Cell(model.checkpoint_interval_s, 0, 14) : Padded("-", 14))
+          << Padded(std::to_string(model.standby_machines), 10) << '\n';
+    }
+  }
+}
 
 void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
   out << "   GPUs  policy                MTTF h  interrupts/wk  ETTR (95% CI)    "

@@ -14,4 +14,8 @@ void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double w
 // interruptions, plus the interval, MTTF, standbys and cost behind them.
 void WriteJsonLines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
 
+// The downtime model each policy resolves to at each scale, before any
+// simulation: what one event of each kind costs (infrastructure cost excluded).
+void WriteModels(std::ostream& out, const ProjectionConfig& config);
+
 }  // namespace tmsim

@@ -12,6 +12,8 @@ namespace {
 
 constexpr double kWidth = 960, kHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;
+// Dashes tell apart lines that run close together (and help colour-blind readers).
+constexpr std::array<const char*, 4> kDashes{"", "8,4", "2,3", "10,3,2,3"};
 constexpr std::array<const char*, 8> kColors{"#d62728", "#ff7f0e", "#8c564b", "#9467bd",
                                              "#1f77b4", "#17becf", "#2ca02c", "#7f7f7f"};
 
@@ -106,10 +108,12 @@ void WriteSeries(std::ostream& out, const Axes& axes, std::span<const Projection
   }
   for (std::size_t i = 0; i < order.size(); ++i) {
     const char* color = kColors[i % kColors.size()];
+    const char* dash = kDashes[i % kDashes.size()];
     std::vector<const ProjectionRow*>& points = by_policy[order[i]];
     std::sort(points.begin(), points.end(),
               [](const ProjectionRow* a, const ProjectionRow* b) { return a->gpus < b->gpus; });
-    out << "<polyline fill='none' stroke='" << color << "' stroke-width='2.5' points='";
+    out << "<polyline fill='none' stroke='" << color << "' stroke-width='2.5' stroke-dasharray='"
+        << dash << "' points='";
     for (const ProjectionRow* p : points) {
       out << Num(axes.X(p->gpus)) << ',' << Num(axes.Y(p->wasted_gpu_hours_per_week)) << ' ';
     }
@@ -121,8 +125,9 @@ void WriteSeries(std::ostream& out, const Axes& axes, std::span<const Projection
     const double ly = kTop + 20 + 24 * static_cast<double>(i);
     const double lx = kWidth - kRight + 20;
     out << "<line x1='" << lx << "' x2='" << lx + 26 << "' y1='" << ly - 4 << "' y2='" << ly - 4
-        << "' stroke='" << color << "' stroke-width='2.5'/>\n<text x='" << lx + 34 << "' y='" << ly
-        << "'>" << order[i] << "</text>\n";
+        << "' stroke='" << color << "' stroke-dasharray='" << dash
+        << "' stroke-width='2.5'/>\n<text x='" << lx + 34 << "' y='" << ly << "'>" << order[i]
+        << "</text>\n";
   }
 }
 

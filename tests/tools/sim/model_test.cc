@@ -108,6 +108,15 @@ TEST(Policies, NoStandbyVariantHoldsNoMachines) {
   EXPECT_EQ(ResolvePolicy(PolicyKind::kTrainmoverNoStandby, 8192, 1e4, params).standby_machines, 0);
 }
 
+TEST(Policies, TrainmoverPlannedNeverCostsMoreThanUnexpected) {
+  const PolicyParams params;
+  for (double gpus : {1024.0, 16384.0, 131072.0, 1048576.0}) {
+    const PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, gpus, 1e4, params);
+    EXPECT_LE(model.planned_down_s, model.unexpected_down_s) << gpus;
+  }
+  EXPECT_NEAR(ResolvePolicy(PolicyKind::kTrainmover, 1024, 1e4, params).planned_down_s, 16.6, 1e-9);
+}
+
 TEST(Policies, MeasuredWithoutDataIsAnError) {
   const PolicyParams params;
   EXPECT_THROW(ResolvePolicy(PolicyKind::kMeasured, 1024, 1e4, params), std::invalid_argument);
