@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "closed_form_check.h"
 #include "measured.h"
 #include "options.h"
 #include "projection.h"
@@ -30,6 +31,10 @@ void WritePlot(const tmsim::CliOptions& options, const std::vector<tmsim::Projec
 
 int Run(tmsim::CliOptions& options) {
   LoadMeasured(options);
+  if (options.closed_form) {
+    tmsim::WriteClosedFormCheck(std::cout, tmsim::CheckClosedForm(options.projection));
+    return 0;
+  }
   if (options.models) {
     tmsim::WriteModels(std::cout, options.projection);
     return 0;

@@ -156,6 +156,13 @@ std::map<std::string, Setter> ValueOptions() {
   return setters;
 }
 
+bool* FlagFor(CliOptions& options, const std::string& name) {
+  if (name == "--json") return &options.json;
+  if (name == "--models") return &options.models;
+  if (name == "--closed-form") return &options.closed_form;
+  return nullptr;
+}
+
 std::vector<PolicyKind> DefaultPolicies(bool with_measured) {
   std::vector<PolicyKind> kinds;
   for (PolicyKind kind : AllPolicies()) {
@@ -182,9 +189,9 @@ CliOptions ParseOptions(const std::vector<std::string>& args) {
       options.help = true;
       continue;
     }
-    if (name == "--json" || name == "--models") {
+    if (bool* flag = FlagFor(options, name)) {
       if (value) throw UsageError(name + " takes no value");
-      (name == "--json" ? options.json : options.models) = true;
+      *flag = true;
       continue;
     }
     const auto setter = setters.find(name);
@@ -234,6 +241,8 @@ Policies:
   --measured FILE          JSON lines from `trainmover-bench switch --json`
 Output:
   --json                   one JSON object per line instead of the table
+  --closed-form            check checkpoint-restart (failures only) against the closed-form
+                           ETTR at each scale, then exit
   --models                 print each policy's downtime per event at each scale, then exit
   --plot FILE              write an SVG plot of wasted GPU-hours against scale
   --price USD              cost of one GPU-hour (default 2.00)

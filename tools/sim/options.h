@@ -13,6 +13,7 @@ struct CliOptions {
   ProjectionConfig projection;
   bool json = false;
   bool help = false;
+  bool closed_form = false;   // print the closed-form check instead
   bool models = false;        // print the resolved downtime models instead
   std::string plot_path;      // empty: no plot
   std::string measured_path;  // empty: no `measured` policy

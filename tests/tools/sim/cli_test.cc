@@ -131,6 +131,15 @@ TEST(Cli, MeasuredPolicyReadsBenchOutput) {
   EXPECT_NE(outcome.output.find("\"policy\":\"measured\""), std::string::npos);
 }
 
+TEST(Cli, ClosedFormCheckPrintsOneRowPerScale) {
+  const Outcome outcome = RunSim("--closed-form --gpus 1024,8192,16384");
+  ASSERT_EQ(outcome.status, 0) << outcome.output;
+  const std::vector<std::string> lines = Lines(outcome.output);
+  ASSERT_EQ(lines.size(), 2u + 3u);
+  EXPECT_EQ(lines[2].find("   1024"), 0u) << lines[2];
+  EXPECT_EQ(lines[4].find("  16384"), 0u) << lines[4];
+}
+
 TEST(Cli, PlotHasOneLinePerPolicy) {
   const std::string path = testing::TempDir() + "/trainmover-sim-plot.svg";
   const Outcome outcome = RunSim(
