@@ -13,7 +13,8 @@ namespace {
 constexpr double kWidth = 960, kHeight = 560;
 constexpr double kLeft = 90, kRight = 230, kTop = 50, kBottom = 70;
 // Dashes tell apart lines that run close together (and help colour-blind readers).
-constexpr std::array<const char*, 4> kDashes{"", "8,4", "2,3", "10,3,2,3"};
+constexpr std::array<const char*, 8> kDashes{"", "8,4", "2,3",      "10,3,2,3",
+                                             "", "3,3", "12,4,2,4", "1,2"};
 constexpr std::array<const char*, 8> kColors{"#d62728", "#ff7f0e", "#8c564b", "#9467bd",
                                              "#1f77b4", "#17becf", "#2ca02c", "#7f7f7f"};
 
