@@ -88,8 +88,10 @@ std::vector<PolicyKind> ParsePolicyList(const std::string& option, const std::st
 
 using Setter = std::function<void(CliOptions&, const std::string& option, const std::string&)>;
 
-std::map<std::string, Setter> ValueOptions() {
-  std::map<std::string, Setter> setters;
+using Setters = std::map<std::string, Setter>;
+
+// Scale, period, seed and policy selection.
+void AddRunOptions(Setters& setters) {
   setters["--gpus"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     o.projection.gpus = ParseGpuList(n, v);
   };
@@ -105,33 +107,21 @@ std::map<std::string, Setter> ValueOptions() {
   setters["--policies"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     o.projection.policies = ParsePolicyList(n, v);
   };
-  setters["--standbys"] = [](CliOptions& o, const std::string& n, const std::string& v) {
-    o.projection.params.standbys = static_cast<int>(ParseInteger(n, v, 0, 100000));
-  };
-  setters["--standby-replenish-min"] = [](CliOptions& o, const std::string& n,
-                                          const std::string& v) {
-    o.projection.params.standby_replenish_s = ParseAtLeast(n, v, 0) * 60;
-  };
-  setters["--rebalance-every"] = [](CliOptions& o, const std::string& n, const std::string& v) {
-    o.projection.rebalance_every_s = ParsePositive(n, v) * 60;
-  };
-  setters["--infra-min"] = [](CliOptions& o, const std::string& n, const std::string& v) {
-    o.projection.infra_s = ParseAtLeast(n, v, 0) * 60;
-  };
-  setters["--price"] = [](CliOptions& o, const std::string& n, const std::string& v) {
-    o.projection.usd_per_gpu_hour = ParseAtLeast(n, v, 0);
-  };
+}
+
+// What interrupts the job.
+void AddEventOptions(Setters& setters) {
   setters["--mttf-hours"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     o.projection.mttf.fixed_mttf_hours = ParsePositive(n, v);
   };
   setters["--planned-ratio"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     o.projection.planned_per_unexpected = ParseAtLeast(n, v, 0);
   };
-  setters["--checkpoint-save-s"] = [](CliOptions& o, const std::string& n, const std::string& v) {
-    o.projection.params.checkpoint_save_s = ParsePositive(n, v);
+  setters["--rebalance-every"] = [](CliOptions& o, const std::string& n, const std::string& v) {
+    o.projection.rebalance_every_s = ParsePositive(n, v) * 60;
   };
-  setters["--step-s"] = [](CliOptions& o, const std::string& n, const std::string& v) {
-    o.projection.params.step_s = ParseAtLeast(n, v, 0);
+  setters["--infra-min"] = [](CliOptions& o, const std::string& n, const std::string& v) {
+    o.projection.infra_s = ParseAtLeast(n, v, 0) * 60;
   };
   setters["--stragglers-per-day"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     o.projection.stragglers.per_day_at_16k = ParseAtLeast(n, v, 0);
@@ -145,14 +135,46 @@ std::map<std::string, Setter> ValueOptions() {
                                          const std::string& v) {
     o.projection.stragglers.detect_s = ParseAtLeast(n, v, 0) * 60;
   };
+}
+
+// Recovery policy parameters.
+void AddPolicyOptions(Setters& setters) {
+  setters["--standbys"] = [](CliOptions& o, const std::string& n, const std::string& v) {
+    o.projection.params.standbys = static_cast<int>(ParseInteger(n, v, 0, 100000));
+  };
+  setters["--standby-replenish-min"] = [](CliOptions& o, const std::string& n,
+                                          const std::string& v) {
+    o.projection.params.standby_replenish_s = ParseAtLeast(n, v, 0) * 60;
+  };
+  setters["--checkpoint-save-s"] = [](CliOptions& o, const std::string& n, const std::string& v) {
+    o.projection.params.checkpoint_save_s = ParsePositive(n, v);
+  };
+  setters["--step-s"] = [](CliOptions& o, const std::string& n, const std::string& v) {
+    o.projection.params.step_s = ParseAtLeast(n, v, 0);
+  };
   setters["--measured"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     if (v.empty()) throw UsageError(n + ": needs a file name");
     o.measured_path = v;
+  };
+}
+
+// Output.
+void AddOutputOptions(Setters& setters) {
+  setters["--price"] = [](CliOptions& o, const std::string& n, const std::string& v) {
+    o.projection.usd_per_gpu_hour = ParseAtLeast(n, v, 0);
   };
   setters["--plot"] = [](CliOptions& o, const std::string& n, const std::string& v) {
     if (v.empty()) throw UsageError(n + ": needs a file name");
     o.plot_path = v;
   };
+}
+
+Setters ValueOptions() {
+  Setters setters;
+  AddRunOptions(setters);
+  AddEventOptions(setters);
+  AddPolicyOptions(setters);
+  AddOutputOptions(setters);
   return setters;
 }
 
@@ -177,7 +199,7 @@ CliOptions ParseOptions(const std::vector<std::string>& args) {
   CliOptions options;
   options.projection.gpus = {1024, 8192, 16384, 65536, 131072};
   bool policies_given = false;
-  const std::map<std::string, Setter> setters = ValueOptions();
+  const Setters setters = ValueOptions();
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string name = args[i];
     std::optional<std::string> value;
