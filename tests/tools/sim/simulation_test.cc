@@ -105,6 +105,26 @@ TEST(Simulation, WithoutFailuresCheckpointRestartOnlyPaysItsSaves) {
   EXPECT_NEAR(stats.Ettr(), tau / (tau + 45), 0.002);
 }
 
+TEST(Simulation, RebalancingAloneCostsItsDowntimeEveryPeriod) {
+  const PolicyParams params;
+  ScenarioConfig config = FailuresOnly(std::numeric_limits<double>::infinity(), 1);
+  config.rebalance_every_s = 600;
+  const PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 1024, 1e9, params);
+  const RunStats stats = SimulateOnce(config, model, 1);
+  EXPECT_EQ(stats.rebalances, 7 * 24 * 6 - 1);  // the last one falls on the end
+  EXPECT_NEAR(stats.Ettr(), 1.0 - stats.rebalances * 16.6 / stats.wall_s, 1e-9);
+}
+
+TEST(Simulation, InstantStandbyReplenishmentNeverRunsOut) {
+  const PolicyParams params;
+  const ScenarioConfig config = FailuresOnly(0.5 * 3600, 2);
+  PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 131072, config.mttf_s, params);
+  model.standby_replenish_s = 0;
+  EXPECT_EQ(SimulateOnce(config, model, 4).standby_misses, 0);
+  model.standby_replenish_s = 3600;
+  EXPECT_GT(SimulateOnce(config, model, 4).standby_misses, 0);
+}
+
 TEST(Simulation, DeterministicForASeed) {
   const PolicyParams params;
   const ScenarioConfig config = [] {
