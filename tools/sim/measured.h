@@ -1,0 +1,33 @@
+// Downtimes measured by `trainmover-bench switch --json`, one JSON object per
+// line with keys mode, impl, nranks, links_changed, switchover_s and
+// first_collective_s. Only impl "delta" rows are used (that is TrainMover).
+#pragma once
+
+#include <istream>
+#include <string>
+
+#include "log_scaling.h"
+
+namespace tmsim {
+
+struct MeasuredDowntimes {
+  LogLinear planned;
+  LogLinear unexpected;
+};
+
+// Maps the rows of one mode to a downtime per event at any scale:
+//  - the downtime of a row is switchover_s + first_collective_s (the job is
+//    paused until its first collective completes on the new membership);
+//  - rows with the same nranks are combined by their median;
+//  - the anchor is the largest nranks measured;
+//  - with two or more nranks, the growth per doubling is taken from the two
+//    largest (never below zero); with one, `fallback_growth` is used.
+// Throws std::runtime_error, naming the line, on malformed input or when a
+// mode has no delta rows.
+MeasuredDowntimes ReadMeasuredDowntimes(std::istream& in, double planned_fallback_growth,
+                                        double unexpected_fallback_growth);
+
+MeasuredDowntimes ReadMeasuredDowntimesFile(const std::string& path, double planned_fallback_growth,
+                                            double unexpected_fallback_growth);
+
+}  // namespace tmsim

@@ -1,0 +1,44 @@
+// Runs every (scale, policy) pair and turns ETTR into wasted GPU-hours and cost.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "failure_model.h"
+#include "policies.h"
+#include "simulation.h"
+
+namespace tmsim {
+
+struct ProjectionConfig {
+  std::vector<double> gpus;
+  std::vector<PolicyKind> policies;
+  double weeks = 1;
+  std::uint64_t seed = 1;
+  int replications = 10;
+  double infra_s = 120;
+  double planned_per_unexpected = Llama3PlannedPerUnexpected();
+  double rebalance_every_s = 0;
+  double usd_per_gpu_hour = 2.0;
+  Stragglers stragglers;
+  MttfScaling mttf;
+  PolicyParams params;
+};
+
+struct ProjectionRow {
+  double gpus = 0;
+  std::string policy;
+  double mttf_hours = 0;
+  Summary summary;
+  int standby_gpus = 0;
+  double wasted_gpu_hours_per_week = 0;
+  double cost_usd_per_week = 0;
+};
+
+// Job GPUs idle for (1 - ETTR) of the week, plus every standby GPU all week.
+double WastedGpuHoursPerWeek(double gpus, double ettr, int standby_gpus);
+
+std::vector<ProjectionRow> Project(const ProjectionConfig& config);
+
+}  // namespace tmsim

@@ -1,0 +1,21 @@
+// Text output of a projection: a table for people, JSON lines for programs.
+#pragma once
+
+#include <ostream>
+#include <span>
+
+#include "projection.h"
+
+namespace tmsim {
+
+void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
+
+// One object per line with gpus, policy, ettr, wasted_gpu_hours_per_week and
+// interruptions, plus the interval, MTTF, standbys and cost behind them.
+void WriteJsonLines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
+
+// The downtime model each policy resolves to at each scale, before any
+// simulation: what one event of each kind costs (infrastructure cost excluded).
+void WriteModels(std::ostream& out, const ProjectionConfig& config);
+
+}  // namespace tmsim
