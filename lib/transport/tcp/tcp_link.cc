@@ -57,6 +57,11 @@ void TcpLink::fail(Status status) {
   if (observer_ != nullptr) observer_->on_link_failed(*this);
 }
 
+void TcpLink::fail_io(const char* call, int errno_value) {
+  fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
+                                            system_error(call, errno_value).message())));
+}
+
 RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) {
   RequestHandle handle{sends_posted_++, true};
   if (failed()) return handle;
@@ -228,8 +233,7 @@ bool TcpLink::write_control() {
   size_t count = add_frame_iov(iov.data(), c.header.data(), c.payload.data(), c.length, c.written);
   ssize_t n = send_iov(fd_.get(), iov.data(), count);
   if (n < 0) {
-    fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
-                                              system_error("send", errno).message())));
+    fail_io("send", errno);
     return false;
   }
   c.written += static_cast<size_t>(n);
@@ -247,8 +251,7 @@ bool TcpLink::write_data() {
   }
   ssize_t n = send_iov(fd_.get(), iov.data(), count);
   if (n < 0) {
-    fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
-                                              system_error("send", errno).message())));
+    fail_io("send", errno);
     return false;
   }
   size_t left = static_cast<size_t>(n);
@@ -279,8 +282,7 @@ bool TcpLink::write_zero_fill() {
   }
   ssize_t n = send_iov(fd_.get(), iov.data(), count);
   if (n < 0) {
-    fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
-                                              system_error("send", errno).message())));
+    fail_io("send", errno);
     return false;
   }
   e.written += static_cast<size_t>(n);
@@ -305,8 +307,7 @@ ssize_t TcpLink::read_into(std::byte* dst, size_t len) {
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    fail(Status(TM_ERROR_PEER_FAILED,
-                str_cat("connection to ", options_.peer_name, " broken: ", system_error("recv", errno).message())));
+    fail_io("recv", errno);
     return -1;
   }
 }

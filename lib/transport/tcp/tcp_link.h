@@ -109,6 +109,8 @@ class TcpLink final : public Link, private EventHandler {
   // On end of stream or error the link fails and -1 is returned.
   ssize_t read_into(std::byte* dst, size_t len);
   void fail(Status status);
+  // A socket call failed: the peer is gone or unreachable.
+  void fail_io(const char* call, int errno_value);
 
   EventLoop& loop_;
   UniqueFd fd_;
