@@ -23,7 +23,8 @@ TEST(Docs, EveryEnvironmentVariableIsInTheManPage) {
   std::string page = read_file(std::string(TM_SRCDIR) + "/man/trainmover.7");
   ASSERT_FALSE(page.empty()) << "cannot read man/trainmover.7";
   for (const std::string& name : environment_variables()) {
-    EXPECT_NE(page.find(".B " + name), std::string::npos) << name << " is not documented in trainmover(7)";
+    EXPECT_NE(page.find(".B " + name), std::string::npos)
+        << name << " is not documented in trainmover(7)";
   }
 }
 

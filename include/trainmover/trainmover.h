@@ -70,21 +70,22 @@ typedef struct tm_store_server* tm_store_server_t;
  * Strings are copied by tm_comm_init(); they need not outlive the call.
  */
 typedef struct {
-  size_t struct_size;          /* sizeof(tm_config_t), for ABI checks */
-  int slot;                    /* this process's slot, 0 <= slot < nslots */
-  int nslots;                  /* number of slots in the communicator */
-  uint64_t job_id;             /* identifies the job on the wire */
-  const char* job_secret;      /* hex, >= 32 digits: authenticates peers */
-  const char* store_address;   /* rendezvous store, "host:port" */
-  const char* listen_address;  /* address links bind to; NULL: see listen_interface */
-  const char* listen_interface; /* bind the address of this interface; NULL: the one that reaches the store */
-  const char* name;            /* communicator name, distinguishes several in a job */
-  double timeout_s;            /* a collective that makes no progress this long fails */
-  double connect_timeout_s;    /* rendezvous and connection set-up */
-  double heartbeat_interval_s; /* liveness messages on idle links */
-  size_t segment_bytes;        /* pipelining unit of the ring */
-  size_t socket_buffer_bytes;  /* SO_SNDBUF/SO_RCVBUF; 0 leaves kernel autotuning on */
-  int staging_buffers;         /* receive buffers of segment_bytes each, >= 2 */
+  size_t struct_size;           /* sizeof(tm_config_t), for ABI checks */
+  int slot;                     /* this process's slot, 0 <= slot < nslots */
+  int nslots;                   /* number of slots in the communicator */
+  uint64_t job_id;              /* identifies the job on the wire */
+  const char* job_secret;       /* hex, >= 32 digits: authenticates peers */
+  const char* store_address;    /* rendezvous store, "host:port" */
+  const char* listen_address;   /* address links bind to; NULL: see listen_interface */
+  const char* listen_interface; /* bind the address of this interface; NULL: the one that reaches
+                                   the store */
+  const char* name;             /* communicator name, distinguishes several in a job */
+  double timeout_s;             /* a collective that makes no progress this long fails */
+  double connect_timeout_s;     /* rendezvous and connection set-up */
+  double heartbeat_interval_s;  /* liveness messages on idle links */
+  size_t segment_bytes;         /* pipelining unit of the ring */
+  size_t socket_buffer_bytes;   /* SO_SNDBUF/SO_RCVBUF; 0 leaves kernel autotuning on */
+  int staging_buffers;          /* receive buffers of segment_bytes each, >= 2 */
 } tm_config_t;
 
 /* Fill `config` with defaults, then apply TRAINMOVER_* variables. Fails with

@@ -36,7 +36,8 @@ tm_result_t guarded(F&& body) {
   } catch (const std::bad_alloc&) {
     return record(trainmover::Status(TM_ERROR_SYSTEM, "out of memory"));
   } catch (const std::exception& e) {
-    return record(trainmover::Status(TM_ERROR_INTERNAL, std::string("unexpected exception: ") + e.what()));
+    return record(
+        trainmover::Status(TM_ERROR_INTERNAL, std::string("unexpected exception: ") + e.what()));
   }
 }
 
@@ -102,32 +103,32 @@ tm_result_t tm_comm_failed_slot(tm_comm_t comm, int* slot) {
   });
 }
 
-tm_result_t tm_allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t datatype, tm_redop_t op,
-                         tm_comm_t comm) {
+tm_result_t tm_allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t datatype,
+                         tm_redop_t op, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     return comm->impl->allreduce(sendbuf, recvbuf, count, datatype, op);
   });
 }
 
-tm_result_t tm_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tm_datatype_t datatype,
-                              tm_redop_t op, tm_comm_t comm) {
+tm_result_t tm_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                              tm_datatype_t datatype, tm_redop_t op, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     return comm->impl->reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op);
   });
 }
 
-tm_result_t tm_allgather(const void* sendbuf, void* recvbuf, size_t sendcount, tm_datatype_t datatype,
-                         tm_comm_t comm) {
+tm_result_t tm_allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
+                         tm_datatype_t datatype, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     return comm->impl->allgather(sendbuf, recvbuf, sendcount, datatype);
   });
 }
 
-tm_result_t tm_broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t datatype, int root,
-                         tm_comm_t comm) {
+tm_result_t tm_broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t datatype,
+                         int root, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     return comm->impl->broadcast(sendbuf, recvbuf, count, datatype, root);
@@ -141,7 +142,8 @@ tm_result_t tm_barrier(tm_comm_t comm) {
   });
 }
 
-tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int peer, tm_comm_t comm) {
+tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int peer,
+                    tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     return comm->impl->send(buf, count, datatype, peer);
@@ -155,7 +157,8 @@ tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, t
   });
 }
 
-tm_result_t tm_store_server_start(tm_store_server_t* server, const char* address, const char* job_secret) {
+tm_result_t tm_store_server_start(tm_store_server_t* server, const char* address,
+                                  const char* job_secret) {
   return guarded([&]() -> trainmover::Status {
     TM_RETURN_IF_ERROR(need(server, "server"));
     TM_RETURN_IF_ERROR(need(address, "address"));
@@ -167,7 +170,8 @@ tm_result_t tm_store_server_start(tm_store_server_t* server, const char* address
       TM_ASSIGN_OR_RETURN(int64_t parsed, trainmover::parse_int(id, 0, INT64_MAX));
       job_id = static_cast<uint64_t>(parsed);
     }
-    TM_ASSIGN_OR_RETURN(auto impl, trainmover::rendezvous::TcpStoreServer::start(address, secret, job_id));
+    TM_ASSIGN_OR_RETURN(auto impl,
+                        trainmover::rendezvous::TcpStoreServer::start(address, secret, job_id));
     *server = new tm_store_server{std::move(impl)};
     return trainmover::Status::Ok();
   });
@@ -186,16 +190,26 @@ tm_result_t tm_store_server_stop(tm_store_server_t server) {
 
 const char* tm_get_error_string(tm_result_t result) {
   switch (result) {
-    case TM_SUCCESS: return "success";
-    case TM_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case TM_ERROR_SYSTEM: return "system error";
-    case TM_ERROR_TIMEOUT: return "timeout";
-    case TM_ERROR_PEER_FAILED: return "peer failed";
-    case TM_ERROR_PROTOCOL: return "protocol error";
-    case TM_ERROR_AUTH: return "authentication failed";
-    case TM_ERROR_INTERNAL: return "internal error";
-    case TM_ERROR_UNSUPPORTED: return "unsupported";
-    case TM_ERROR_NOT_FOUND: return "not found";
+    case TM_SUCCESS:
+      return "success";
+    case TM_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case TM_ERROR_SYSTEM:
+      return "system error";
+    case TM_ERROR_TIMEOUT:
+      return "timeout";
+    case TM_ERROR_PEER_FAILED:
+      return "peer failed";
+    case TM_ERROR_PROTOCOL:
+      return "protocol error";
+    case TM_ERROR_AUTH:
+      return "authentication failed";
+    case TM_ERROR_INTERNAL:
+      return "internal error";
+    case TM_ERROR_UNSUPPORTED:
+      return "unsupported";
+    case TM_ERROR_NOT_FOUND:
+      return "not found";
   }
   return "unknown error code";
 }

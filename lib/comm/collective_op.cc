@@ -28,7 +28,8 @@ bool CollectiveOp::start() {
     next = peers_.link(next_slot);
     prev = peers_.link(prev_slot);
     for (auto [link, slot] : {std::pair{next, next_slot}, std::pair{prev, prev_slot}}) {
-      if (link == nullptr) return finish(error(TM_ERROR_INTERNAL, "no link to ring neighbour slot ", slot));
+      if (link == nullptr)
+        return finish(error(TM_ERROR_INTERNAL, "no link to ring neighbour slot ", slot));
       if (link->failed()) {
         peers_.fail(link->status());
         return finish(peers_.failure());
@@ -36,7 +37,8 @@ bool CollectiveOp::start() {
     }
   }
   watchdog_.start(Clock::now());
-  executor_.start(*params_.plan, params_.buffers, next, prev, params_.tag, staging_, max_outstanding_);
+  executor_.start(*params_.plan, params_.buffers, next, prev, params_.tag, staging_,
+                  max_outstanding_);
   return false;
 }
 
@@ -47,7 +49,8 @@ bool CollectiveOp::poll() {
   RingExecutor::State state = executor_.poll(progressed);
   Clock::time_point now = Clock::now();
   if (progressed) watchdog_.progressed(now);
-  peers_.set_progress(params_.number, state == RingExecutor::State::kRunning ? executor_.waiting_on() : -1);
+  peers_.set_progress(params_.number,
+                      state == RingExecutor::State::kRunning ? executor_.waiting_on() : -1);
   switch (state) {
     case RingExecutor::State::kDone:
       return finish(Status::Ok());
@@ -58,7 +61,8 @@ bool CollectiveOp::poll() {
       break;
   }
   if (now < watchdog_.deadline()) return false;
-  Status timeout = watchdog_.expire(now, executor_.waiting_on(), peers_, params_.name, params_.number);
+  Status timeout =
+      watchdog_.expire(now, executor_.waiting_on(), peers_, params_.name, params_.number);
   if (timeout.ok()) return false;  // grace: an abort from the culprit's neighbour may be on its way
   peers_.fail(timeout);
   return finish(peers_.failure());

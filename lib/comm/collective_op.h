@@ -24,8 +24,12 @@ class CollectiveOp final : public Operation {
     std::string name;     // "allreduce #3", for messages
   };
 
-  CollectiveOp(PeerTable& peers, StagingPool& staging, Duration timeout, Duration grace, size_t max_outstanding)
-      : peers_(peers), staging_(staging), watchdog_(timeout, grace), max_outstanding_(max_outstanding) {}
+  CollectiveOp(PeerTable& peers, StagingPool& staging, Duration timeout, Duration grace,
+               size_t max_outstanding)
+      : peers_(peers),
+        staging_(staging),
+        watchdog_(timeout, grace),
+        max_outstanding_(max_outstanding) {}
 
   // Caller thread, before Engine::execute().
   void prepare(Params params);

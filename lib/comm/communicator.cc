@@ -17,12 +17,15 @@ constexpr size_t kMaxOutstanding = 256;
 constexpr size_t kMaxP2PFrame = size_t{64} << 20;
 constexpr Duration kFlushTimeout = std::chrono::milliseconds(500);
 
-Duration grace_for(Duration timeout) { return std::min<Duration>(timeout / 2, std::chrono::seconds(5)); }
+Duration grace_for(Duration timeout) {
+  return std::min<Duration>(timeout / 2, std::chrono::seconds(5));
+}
 
 // Waits for a condition on the engine thread, up to a deadline.
 class UntilOp final : public Operation {
  public:
-  UntilOp(std::function<bool()> done, Duration timeout) : done_(std::move(done)), deadline_(Clock::now() + timeout) {}
+  UntilOp(std::function<bool()> done, Duration timeout)
+      : done_(std::move(done)), deadline_(Clock::now() + timeout) {}
   bool poll() override { return done_() || Clock::now() >= deadline_; }
   Status result() const override { return Status::Ok(); }
   Clock::time_point wake_at() const override { return deadline_; }
@@ -39,11 +42,13 @@ Result<std::string> listen_host(const CommConfig& c) {
   return transport::tcp::source_address_for(store);
 }
 
-Status check_buffers(const void* in, const void* out, size_t in_elems, size_t out_elems, tm_datatype_t type) {
+Status check_buffers(const void* in, const void* out, size_t in_elems, size_t out_elems,
+                     tm_datatype_t type) {
   TM_RETURN_IF_ERROR(check_datatype(type));
   size_t size = datatype_size(type);
   size_t limit = std::numeric_limits<size_t>::max() / size;
-  if (in_elems > limit || out_elems > limit) return error(TM_ERROR_INVALID_ARGUMENT, "count overflows size_t");
+  if (in_elems > limit || out_elems > limit)
+    return error(TM_ERROR_INVALID_ARGUMENT, "count overflows size_t");
   if (in_elems > 0 && in == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "sendbuf is NULL");
   if (out_elems > 0 && out == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "recvbuf is NULL");
   return Status::Ok();
@@ -51,14 +56,15 @@ Status check_buffers(const void* in, const void* out, size_t in_elems, size_t ou
 
 }  // namespace
 
-Communicator::Communicator(CommConfig config, JobSecret secret, std::unique_ptr<rendezvous::Store> store)
+Communicator::Communicator(CommConfig config, JobSecret secret,
+                           std::unique_ptr<rendezvous::Store> store)
     : config_(std::move(config)),
       secret_(std::move(secret)),
       store_(std::move(store)),
       peers_(config_.nslots, config_.slot),
       staging_(static_cast<size_t>(config_.staging_buffers), config_.segment_bytes),
-      collective_op_(peers_, staging_, seconds(config_.timeout_s), grace_for(seconds(config_.timeout_s)),
-                     kMaxOutstanding),
+      collective_op_(peers_, staging_, seconds(config_.timeout_s),
+                     grace_for(seconds(config_.timeout_s)), kMaxOutstanding),
       p2p_op_(peers_, seconds(config_.timeout_s), grace_for(seconds(config_.timeout_s)),
               seconds(config_.connect_timeout_s), kMaxP2PFrame),
       sends_to_(static_cast<size_t>(config_.nslots)),
@@ -69,12 +75,15 @@ Communicator::Communicator(CommConfig config, JobSecret secret, std::unique_ptr<
 Result<std::unique_ptr<Communicator>> Communicator::create(const CommConfig& config) {
   TM_RETURN_IF_ERROR(config.validate());
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
-  TM_ASSIGN_OR_RETURN(auto store, rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
-                                                                seconds(config.connect_timeout_s)));
+  TM_ASSIGN_OR_RETURN(auto store,
+                      rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
+                                                    seconds(config.connect_timeout_s)));
   std::unique_ptr<Communicator> comm(new Communicator(config, std::move(secret), std::move(store)));
   TM_ASSIGN_OR_RETURN(uint64_t instance_id, random_u64());
   Status st = comm->connect(instance_id);
-  if (!st.ok()) return st.with_context(str_cat("slot ", config.slot, " joining communicator '", config.name, "'"));
+  if (!st.ok())
+    return st.with_context(
+        str_cat("slot ", config.slot, " joining communicator '", config.name, "'"));
   return comm;
 }
 
@@ -92,7 +101,8 @@ Status Communicator::connect(uint64_t instance_id) {
   to.max_frame_bytes = std::max(config_.segment_bytes, kMaxP2PFrame);
   to.max_outstanding = kMaxOutstanding;
   to.handshake_timeout = seconds(config_.connect_timeout_s);
-  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(engine_->loop(), secret_, to, &peers_, &peers_));
+  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(engine_->loop(), secret_,
+                                                                           to, &peers_, &peers_));
   transport_ = std::move(transport);
   peers_.set_transport(transport_.get());
   Engine::Hooks hooks;
@@ -101,7 +111,8 @@ Status Communicator::connect(uint64_t instance_id) {
   hooks.tick_period = seconds(config_.heartbeat_interval_s);
   engine_->start(std::move(hooks));
   Endpoint self{transport_->local_endpoint(), instance_id};
-  TM_RETURN_IF_ERROR(store_->set(endpoint_key(config_.name, kEpoch, config_.slot), encode_endpoint(self)));
+  TM_RETURN_IF_ERROR(
+      store_->set(endpoint_key(config_.name, kEpoch, config_.slot), encode_endpoint(self)));
   return join_ring();
 }
 
@@ -126,9 +137,11 @@ Status Communicator::join_ring() {
 Result<Endpoint> Communicator::endpoint_of(int slot) {
   auto& cached = endpoints_[static_cast<size_t>(slot)];
   if (!cached) {
-    auto record = store_->get(endpoint_key(config_.name, kEpoch, slot), seconds(config_.connect_timeout_s));
+    auto record =
+        store_->get(endpoint_key(config_.name, kEpoch, slot), seconds(config_.connect_timeout_s));
     if (!record.ok()) {
-      return Status(record.status().code(), str_cat("endpoint of slot ", slot, ": ", record.status().message()), slot);
+      return Status(record.status().code(),
+                    str_cat("endpoint of slot ", slot, ": ", record.status().message()), slot);
     }
     TM_ASSIGN_OR_RETURN(cached, parse_endpoint(record.value()));
   }
@@ -164,7 +177,8 @@ RingGeometry Communicator::geometry(tm_datatype_t type) const {
 }
 
 uint64_t Communicator::tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const {
-  return seq << 24 | static_cast<uint64_t>(kind) << 16 | static_cast<uint64_t>(type) << 8 | static_cast<uint64_t>(op);
+  return seq << 24 | static_cast<uint64_t>(kind) << 16 | static_cast<uint64_t>(type) << 8 |
+         static_cast<uint64_t>(op);
 }
 
 Status Communicator::finish_call(Status status) {
@@ -172,8 +186,8 @@ Status Communicator::finish_call(Status status) {
   return status;
 }
 
-Status Communicator::run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op,
-                                    const char* name) {
+Status Communicator::run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type,
+                                    tm_redop_t op, const char* name) {
   ++collectives_;
   CollectiveOp::Params p;
   p.plan = &plan_;
@@ -189,15 +203,16 @@ Status Communicator::run_collective(OpKind kind, const void* in, void* out, tm_d
   return finish_call(engine_->execute(collective_op_));
 }
 
-Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type, tm_redop_t op) {
+Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type,
+                               tm_redop_t op) {
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, count, count, type)));
   TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
   plan_allreduce(plan_, geometry(type), count, op == TM_AVG);
   return run_collective(OpKind::kAllreduce, sendbuf, recvbuf, type, op, "allreduce");
 }
 
-Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tm_datatype_t type,
-                                    tm_redop_t op) {
+Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                    tm_datatype_t type, tm_redop_t op) {
   size_t n = static_cast<size_t>(config_.nslots);
   if (recvcount > std::numeric_limits<size_t>::max() / n) {
     return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "recvcount * nslots overflows size_t"));
@@ -208,21 +223,24 @@ Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t r
   return run_collective(OpKind::kReduceScatter, sendbuf, recvbuf, type, op, "reduce_scatter");
 }
 
-Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendcount, tm_datatype_t type) {
+Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
+                               tm_datatype_t type) {
   size_t n = static_cast<size_t>(config_.nslots);
   if (sendcount > std::numeric_limits<size_t>::max() / n) {
     return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "sendcount * nslots overflows size_t"));
   }
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, sendcount, sendcount * n, type)));
-  const auto* own = static_cast<const std::byte*>(recvbuf) + sendcount * static_cast<size_t>(config_.slot) * datatype_size(type);
+  const auto* own = static_cast<const std::byte*>(recvbuf) +
+                    sendcount * static_cast<size_t>(config_.slot) * datatype_size(type);
   plan_allgather(plan_, geometry(type), sendcount, sendbuf == own);
   return run_collective(OpKind::kAllgather, sendbuf, recvbuf, type, TM_SUM, "allgather");
 }
 
-Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type, int root) {
+Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type,
+                               int root) {
   if (root < 0 || root >= config_.nslots) {
-    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "root ", root, " is not a slot of this communicator (0..",
-                             config_.nslots - 1, ")"));
+    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "root ", root,
+                             " is not a slot of this communicator (0..", config_.nslots - 1, ")"));
   }
   const void* in = config_.slot == root ? sendbuf : recvbuf;
   TM_RETURN_IF_ERROR(finish_call(check_buffers(in, recvbuf, count, count, type)));
@@ -247,8 +265,9 @@ Status Communicator::recv(void* buf, size_t count, tm_datatype_t type, int peer)
 
 Status Communicator::run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer) {
   if (peer < 0 || peer >= config_.nslots || peer == config_.slot) {
-    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "peer ", peer, " is not another slot of this communicator (0..",
-                             config_.nslots - 1, ", not ", config_.slot, ")"));
+    return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "peer ", peer,
+                             " is not another slot of this communicator (0..", config_.nslots - 1,
+                             ", not ", config_.slot, ")"));
   }
   TM_RETURN_IF_ERROR(finish_call(check_buffers(buf, buf, count, count, type)));
   TM_ASSIGN_OR_RETURN(Endpoint ep, endpoint_of(peer));

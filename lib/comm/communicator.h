@@ -38,8 +38,10 @@ class Communicator {
   // The status of the last failed call (ok if none failed).
   const Status& last_failure() const { return last_failure_; }
 
-  Status allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type, tm_redop_t op);
-  Status reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tm_datatype_t type, tm_redop_t op);
+  Status allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type,
+                   tm_redop_t op);
+  Status reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tm_datatype_t type,
+                        tm_redop_t op);
   Status allgather(const void* sendbuf, void* recvbuf, size_t sendcount, tm_datatype_t type);
   Status broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type, int root);
   Status barrier();
@@ -47,12 +49,20 @@ class Communicator {
   Status recv(void* buf, size_t count, tm_datatype_t type, int peer);
 
  private:
-  enum class OpKind : uint8_t { kAllreduce = 1, kReduceScatter, kAllgather, kBroadcast, kBarrier, kP2P };
+  enum class OpKind : uint8_t {
+    kAllreduce = 1,
+    kReduceScatter,
+    kAllgather,
+    kBroadcast,
+    kBarrier,
+    kP2P
+  };
 
   Communicator(CommConfig config, JobSecret secret, std::unique_ptr<rendezvous::Store> store);
   Status connect(uint64_t instance_id);
   Status join_ring();
-  Status run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op, const char* name);
+  Status run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op,
+                        const char* name);
   Status run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer);
   Result<Endpoint> endpoint_of(int slot);
   RingGeometry geometry(tm_datatype_t type) const;

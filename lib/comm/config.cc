@@ -16,7 +16,9 @@ struct EnvVar {
   std::function<Status(tm_config_t&, const char*)> apply;
 };
 
-Result<int64_t> int_value(const char* text, int64_t min, int64_t max) { return parse_int(text, min, max); }
+Result<int64_t> int_value(const char* text, int64_t min, int64_t max) {
+  return parse_int(text, min, max);
+}
 
 const std::vector<EnvVar>& env_table() {
   static const std::vector<EnvVar> table = {
@@ -48,7 +50,8 @@ const std::vector<EnvVar>& env_table() {
          c.store_address = v;
          return Status::Ok();
        }},
-      {"TRAINMOVER_LISTEN_ADDR", "address links listen on (default: the one that reaches the store)",
+      {"TRAINMOVER_LISTEN_ADDR",
+       "address links listen on (default: the one that reaches the store)",
        [](tm_config_t& c, const char* v) -> Status {
          c.listen_address = v;
          return Status::Ok();
@@ -83,7 +86,9 @@ const std::vector<EnvVar>& env_table() {
          TM_ASSIGN_OR_RETURN(c.segment_bytes, parse_size(v));
          return Status::Ok();
        }},
-      {"TRAINMOVER_SOCKET_BUFFER", "socket buffer size (default 4M, capped by net.core.wmem_max/rmem_max; 0: kernel autotuning)",
+      {"TRAINMOVER_SOCKET_BUFFER",
+       "socket buffer size (default 4M, capped by net.core.wmem_max/rmem_max; 0: kernel "
+       "autotuning)",
        [](tm_config_t& c, const char* v) -> Status {
          TM_ASSIGN_OR_RETURN(c.socket_buffer_bytes, parse_size(v));
          return Status::Ok();
@@ -124,7 +129,8 @@ Status init_config(tm_config_t& c) {
 
 std::string environment_help() {
   std::string text;
-  for (const EnvVar& var : env_table()) text += str_cat("  ", var.name, "\n      ", var.meaning, "\n");
+  for (const EnvVar& var : env_table())
+    text += str_cat("  ", var.name, "\n      ", var.meaning, "\n");
   text += "  TRAINMOVER_LOG\n      diagnostics on stderr: error, warn (default), info or debug\n";
   return text;
 }
@@ -138,8 +144,9 @@ std::vector<std::string> environment_variables() {
 
 Result<CommConfig> CommConfig::from_c(const tm_config_t& c) {
   if (c.struct_size != sizeof(tm_config_t)) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size, ", expected ",
-                 sizeof(tm_config_t), ": initialise the configuration with tm_config_init()");
+    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size,
+                 ", expected ", sizeof(tm_config_t),
+                 ": initialise the configuration with tm_config_init()");
   }
   CommConfig out;
   out.slot = c.slot;
@@ -169,19 +176,25 @@ Status CommConfig::validate() const {
   if (slot < 0 || slot >= nslots) {
     return bad("slot (TRAINMOVER_SLOT)", str_cat(slot, " is not in [0, ", nslots, ")"));
   }
-  if (job_secret.empty()) return bad("job_secret (TRAINMOVER_JOB_SECRET)", "not set; the launcher provides it");
-  if (auto s = JobSecret::from_hex(job_secret); !s.ok()) return bad("job_secret (TRAINMOVER_JOB_SECRET)", s.status().message());
+  if (job_secret.empty())
+    return bad("job_secret (TRAINMOVER_JOB_SECRET)", "not set; the launcher provides it");
+  if (auto s = JobSecret::from_hex(job_secret); !s.ok())
+    return bad("job_secret (TRAINMOVER_JOB_SECRET)", s.status().message());
   if (store_address.empty()) return bad("store_address (TRAINMOVER_STORE)", "not set");
-  if (name.empty() || name.size() > 128) return bad("name (TRAINMOVER_COMM_NAME)", "must have 1 to 128 characters");
+  if (name.empty() || name.size() > 128)
+    return bad("name (TRAINMOVER_COMM_NAME)", "must have 1 to 128 characters");
   if (!(timeout_s > 0)) return bad("timeout_s (TRAINMOVER_TIMEOUT)", "must be positive");
-  if (!(connect_timeout_s > 0)) return bad("connect_timeout_s (TRAINMOVER_CONNECT_TIMEOUT)", "must be positive");
+  if (!(connect_timeout_s > 0))
+    return bad("connect_timeout_s (TRAINMOVER_CONNECT_TIMEOUT)", "must be positive");
   if (!(heartbeat_interval_s > 0) || heartbeat_interval_s > 60) {
-    return bad("heartbeat_interval_s (TRAINMOVER_HEARTBEAT_INTERVAL)", "must be in (0, 60] seconds");
+    return bad("heartbeat_interval_s (TRAINMOVER_HEARTBEAT_INTERVAL)",
+               "must be in (0, 60] seconds");
   }
   if (segment_bytes < 64 || segment_bytes > (size_t{64} << 20)) {
     return bad("segment_bytes (TRAINMOVER_SEGMENT_BYTES)", "must be between 64 bytes and 64 MiB");
   }
-  if (socket_buffer_bytes > (size_t{1} << 30)) return bad("socket_buffer_bytes (TRAINMOVER_SOCKET_BUFFER)", "at most 1 GiB");
+  if (socket_buffer_bytes > (size_t{1} << 30))
+    return bad("socket_buffer_bytes (TRAINMOVER_SOCKET_BUFFER)", "at most 1 GiB");
   if (staging_buffers < 2 || staging_buffers > 1024) {
     return bad("staging_buffers (TRAINMOVER_STAGING_BUFFERS)", "must be between 2 and 1024");
   }

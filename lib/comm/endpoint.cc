@@ -11,7 +11,8 @@ std::string endpoint_key(const std::string& comm_name, uint64_t epoch, int slot)
 
 std::string encode_endpoint(const Endpoint& e) {
   char instance[17];
-  std::snprintf(instance, sizeof instance, "%016llx", static_cast<unsigned long long>(e.instance_id));
+  std::snprintf(instance, sizeof instance, "%016llx",
+                static_cast<unsigned long long>(e.instance_id));
   return e.address + " " + instance;
 }
 
@@ -25,7 +26,8 @@ Result<Endpoint> parse_endpoint(const std::string& record) {
   char* end = nullptr;
   std::string hex = record.substr(space + 1);
   e.instance_id = std::strtoull(hex.c_str(), &end, 16);
-  if (end != hex.c_str() + hex.size()) return error(TM_ERROR_PROTOCOL, "malformed endpoint record '", record, "'");
+  if (end != hex.c_str() + hex.size())
+    return error(TM_ERROR_PROTOCOL, "malformed endpoint record '", record, "'");
   return e;
 }
 

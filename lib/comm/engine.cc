@@ -43,7 +43,8 @@ Status Engine::execute(Operation& op) {
 
 Status Engine::submit(Task& task) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!running_ || stopping_) return error(TM_ERROR_INTERNAL, "the communicator's progress thread is not running");
+  if (!running_ || stopping_)
+    return error(TM_ERROR_INTERNAL, "the communicator's progress thread is not running");
   queue_.push_back(&task);
   lock.unlock();
   loop_->wake();

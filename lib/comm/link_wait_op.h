@@ -12,7 +12,10 @@ namespace trainmover {
 class LinkWaitOp final : public Operation {
  public:
   LinkWaitOp(PeerTable& peers, std::vector<int> slots, Duration timeout)
-      : peers_(peers), slots_(std::move(slots)), deadline_(Clock::now() + timeout), timeout_(timeout) {}
+      : peers_(peers),
+        slots_(std::move(slots)),
+        deadline_(Clock::now() + timeout),
+        timeout_(timeout) {}
 
   bool poll() override;
   Status result() const override { return result_; }

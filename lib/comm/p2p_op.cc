@@ -38,7 +38,8 @@ bool P2POp::poll() {
       return post(*link);
     case Phase::kConnecting:
       if (link != nullptr) return post(*link);
-      if (!peers_.connect_error(params_.peer).ok()) return finish(peers_.connect_error(params_.peer));
+      if (!peers_.connect_error(params_.peer).ok())
+        return finish(peers_.connect_error(params_.peer));
       if (Clock::now() >= connect_deadline_) {
         return finish(Status(TM_ERROR_TIMEOUT,
                              str_cat(params_.name, ": no link to slot ", params_.peer, " within ",

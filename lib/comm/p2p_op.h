@@ -25,8 +25,12 @@ class P2POp final : public Operation {
     std::string name;   // "send to slot 3", for messages
   };
 
-  P2POp(PeerTable& peers, Duration timeout, Duration grace, Duration connect_timeout, size_t max_frame)
-      : peers_(peers), watchdog_(timeout, grace), connect_timeout_(connect_timeout), max_frame_(max_frame) {}
+  P2POp(PeerTable& peers, Duration timeout, Duration grace, Duration connect_timeout,
+        size_t max_frame)
+      : peers_(peers),
+        watchdog_(timeout, grace),
+        connect_timeout_(connect_timeout),
+        max_frame_(max_frame) {}
 
   void prepare(Params params);
   bool poll() override;

@@ -15,7 +15,9 @@ transport::Link* PeerTable::link(int slot) const {
   return peers_[static_cast<size_t>(slot)].link.get();
 }
 
-const Status& PeerTable::connect_error(int slot) const { return peers_[static_cast<size_t>(slot)].connect_error; }
+const Status& PeerTable::connect_error(int slot) const {
+  return peers_[static_cast<size_t>(slot)].connect_error;
+}
 
 void PeerTable::request_link(int slot, const std::string& endpoint, uint64_t instance_id) {
   Peer& p = peer(slot);
@@ -38,7 +40,8 @@ Verdict PeerTable::on_incoming(const transport::Hello& hello) {
   return Verdict::kAccepted;
 }
 
-void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link, const transport::Hello& hello) {
+void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link,
+                              const transport::Hello& hello) {
   if (!valid_peer(hello.slot)) return;
   Peer& p = peer(hello.slot);
   p.connecting = false;
@@ -72,8 +75,8 @@ void PeerTable::on_control(transport::Link& link, const ControlMessage& message)
     p.liveness.ops_entered = message.ops_entered;
     p.liveness.waiting_on = message.waiting_on;
   } else if (message.kind == FrameKind::kAbort && !failed()) {
-    fail(Status(static_cast<tm_result_t>(message.code), str_cat(message.reason, " (reported by slot ", from, ")"),
-                message.failed_slot));
+    fail(Status(static_cast<tm_result_t>(message.code),
+                str_cat(message.reason, " (reported by slot ", from, ")"), message.failed_slot));
   }
 }
 

@@ -45,7 +45,8 @@ T wrap_mul(T x, T y) {
     using U = std::make_unsigned_t<T>;
     // Promote uint8/uint16 past int so the product cannot overflow a signed type.
     using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(x)) * static_cast<W>(static_cast<U>(y))));
+    return static_cast<T>(
+        static_cast<U>(static_cast<W>(static_cast<U>(x)) * static_cast<W>(static_cast<U>(y))));
   } else {
     return x * y;
   }
@@ -77,10 +78,14 @@ void reduce_native(tm_redop_t op, void* dst, const void* a, const void* b, size_
   switch (op) {
     case TM_SUM:
     // Lambdas, not function pointers: the loop body must inline to vectorise.
-    case TM_AVG: return apply(d, x, y, n, [](T p, T q) { return wrap_add(p, q); });
-    case TM_PROD: return apply(d, x, y, n, [](T p, T q) { return wrap_mul(p, q); });
-    case TM_MAX: return apply(d, x, y, n, [](T p, T q) { return max_of(p, q); });
-    case TM_MIN: return apply(d, x, y, n, [](T p, T q) { return min_of(p, q); });
+    case TM_AVG:
+      return apply(d, x, y, n, [](T p, T q) { return wrap_add(p, q); });
+    case TM_PROD:
+      return apply(d, x, y, n, [](T p, T q) { return wrap_mul(p, q); });
+    case TM_MAX:
+      return apply(d, x, y, n, [](T p, T q) { return max_of(p, q); });
+    case TM_MIN:
+      return apply(d, x, y, n, [](T p, T q) { return min_of(p, q); });
   }
 }
 
@@ -91,14 +96,19 @@ void reduce_16(tm_redop_t op, void* dst, const void* a, const void* b, size_t n)
   auto* x = static_cast<const uint16_t*>(a);
   auto* y = static_cast<const uint16_t*>(b);
   auto run = [&](auto fop) {
-    apply(d, x, y, n, [fop](uint16_t p, uint16_t q) { return FromFloat(fop(ToFloat(p), ToFloat(q))); });
+    apply(d, x, y, n,
+          [fop](uint16_t p, uint16_t q) { return FromFloat(fop(ToFloat(p), ToFloat(q))); });
   };
   switch (op) {
     case TM_SUM:
-    case TM_AVG: return run([](float p, float q) { return p + q; });
-    case TM_PROD: return run([](float p, float q) { return p * q; });
-    case TM_MAX: return run([](float p, float q) { return max_of(p, q); });
-    case TM_MIN: return run([](float p, float q) { return min_of(p, q); });
+    case TM_AVG:
+      return run([](float p, float q) { return p + q; });
+    case TM_PROD:
+      return run([](float p, float q) { return p * q; });
+    case TM_MAX:
+      return run([](float p, float q) { return max_of(p, q); });
+    case TM_MIN:
+      return run([](float p, float q) { return min_of(p, q); });
   }
 }
 
@@ -122,27 +132,42 @@ void divide_16(void* data, size_t n, int divisor) {
 
 }  // namespace
 
-void reduce(tm_redop_t op, tm_datatype_t type, void* dst, const void* a, const void* b, size_t count) {
+void reduce(tm_redop_t op, tm_datatype_t type, void* dst, const void* a, const void* b,
+            size_t count) {
   switch (type) {
-    case TM_FLOAT32: return reduce_native<float>(op, dst, a, b, count);
-    case TM_FLOAT64: return reduce_native<double>(op, dst, a, b, count);
-    case TM_INT32: return reduce_native<int32_t>(op, dst, a, b, count);
-    case TM_INT64: return reduce_native<int64_t>(op, dst, a, b, count);
-    case TM_UINT8: return reduce_native<uint8_t>(op, dst, a, b, count);
-    case TM_FLOAT16: return reduce_16<half_to_float, float_to_half>(op, dst, a, b, count);
-    case TM_BFLOAT16: return reduce_16<bfloat16_to_float, float_to_bfloat16>(op, dst, a, b, count);
+    case TM_FLOAT32:
+      return reduce_native<float>(op, dst, a, b, count);
+    case TM_FLOAT64:
+      return reduce_native<double>(op, dst, a, b, count);
+    case TM_INT32:
+      return reduce_native<int32_t>(op, dst, a, b, count);
+    case TM_INT64:
+      return reduce_native<int64_t>(op, dst, a, b, count);
+    case TM_UINT8:
+      return reduce_native<uint8_t>(op, dst, a, b, count);
+    case TM_FLOAT16:
+      return reduce_16<half_to_float, float_to_half>(op, dst, a, b, count);
+    case TM_BFLOAT16:
+      return reduce_16<bfloat16_to_float, float_to_bfloat16>(op, dst, a, b, count);
   }
 }
 
 void divide(tm_datatype_t type, void* data, size_t count, int divisor) {
   switch (type) {
-    case TM_FLOAT32: return divide_native<float>(data, count, divisor);
-    case TM_FLOAT64: return divide_native<double>(data, count, divisor);
-    case TM_INT32: return divide_native<int32_t>(data, count, divisor);
-    case TM_INT64: return divide_native<int64_t>(data, count, divisor);
-    case TM_UINT8: return divide_native<uint8_t>(data, count, divisor);
-    case TM_FLOAT16: return divide_16<half_to_float, float_to_half>(data, count, divisor);
-    case TM_BFLOAT16: return divide_16<bfloat16_to_float, float_to_bfloat16>(data, count, divisor);
+    case TM_FLOAT32:
+      return divide_native<float>(data, count, divisor);
+    case TM_FLOAT64:
+      return divide_native<double>(data, count, divisor);
+    case TM_INT32:
+      return divide_native<int32_t>(data, count, divisor);
+    case TM_INT64:
+      return divide_native<int64_t>(data, count, divisor);
+    case TM_UINT8:
+      return divide_native<uint8_t>(data, count, divisor);
+    case TM_FLOAT16:
+      return divide_16<half_to_float, float_to_half>(data, count, divisor);
+    case TM_BFLOAT16:
+      return divide_16<bfloat16_to_float, float_to_bfloat16>(data, count, divisor);
   }
 }
 

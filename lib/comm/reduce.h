@@ -15,7 +15,8 @@
 
 namespace trainmover {
 
-void reduce(tm_redop_t op, tm_datatype_t type, void* dst, const void* a, const void* b, size_t count);
+void reduce(tm_redop_t op, tm_datatype_t type, void* dst, const void* a, const void* b,
+            size_t count);
 void divide(tm_datatype_t type, void* data, size_t count, int divisor);
 
 }  // namespace trainmover

@@ -10,7 +10,8 @@ namespace trainmover {
 using transport::RequestState;
 
 void RingExecutor::start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
-                         transport::Link* from_prev, uint64_t tag, StagingPool& staging, size_t max_outstanding) {
+                         transport::Link* from_prev, uint64_t tag, StagingPool& staging,
+                         size_t max_outstanding) {
   plan_ = &plan;
   buf_ = buffers;
   elem_ = datatype_size(buffers.type);
@@ -78,7 +79,8 @@ void RingExecutor::apply(const PlanRecv& recv, int staging_slot) {
     }
     case RecvAction::kReduceToOutput: {
       std::byte* out = out_ptr(recv.offset);
-      reduce(buf_.op, buf_.type, out, staging_->data(staging_slot), in_ptr(recv.input_offset), recv.count);
+      reduce(buf_.op, buf_.type, out, staging_->data(staging_slot), in_ptr(recv.input_offset),
+             recv.count);
       if (plan_->divide_final) divide(buf_.type, out, recv.count, buf_.nslots);
       staging_->release(staging_slot);
       return;
@@ -96,7 +98,8 @@ bool RingExecutor::complete_sends() {
     }
     if (st != RequestState::kDone) break;
     const PlanSend& s = plan_->sends[sends_done_];
-    if (s.source == PlanBuffer::kStaging) staging_->release(recv_slot_[static_cast<size_t>(s.after_recv)]);
+    if (s.source == PlanBuffer::kStaging)
+      staging_->release(recv_slot_[static_cast<size_t>(s.after_recv)]);
     ++sends_done_;
     any = true;
   }
@@ -110,9 +113,15 @@ bool RingExecutor::post_sends() {
     if (s.after_recv >= 0 && static_cast<size_t>(s.after_recv) >= recvs_done_) break;
     const std::byte* data = nullptr;
     switch (s.source) {
-      case PlanBuffer::kInput: data = in_ptr(s.offset); break;
-      case PlanBuffer::kOutput: data = out_ptr(s.offset); break;
-      case PlanBuffer::kStaging: data = staging_->data(recv_slot_[static_cast<size_t>(s.after_recv)]); break;
+      case PlanBuffer::kInput:
+        data = in_ptr(s.offset);
+        break;
+      case PlanBuffer::kOutput:
+        data = out_ptr(s.offset);
+        break;
+      case PlanBuffer::kStaging:
+        data = staging_->data(recv_slot_[static_cast<size_t>(s.after_recv)]);
+        break;
     }
     send_handles_[sends_posted_] = next_->post_send(tag_, {data, s.count * elem_});
     ++sends_posted_;

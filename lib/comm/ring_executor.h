@@ -14,8 +14,8 @@
 #include "comm/ring_plan.h"
 #include "comm/staging.h"
 #include "common/status.h"
-#include "transport/link.h"
 #include "trainmover/trainmover.h"
+#include "transport/link.h"
 
 namespace trainmover {
 
@@ -33,7 +33,8 @@ class RingExecutor {
 
   // Prepares to run `plan`; both must stay valid until the run ends.
   void start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
-             transport::Link* from_prev, uint64_t tag, StagingPool& staging, size_t max_outstanding);
+             transport::Link* from_prev, uint64_t tag, StagingPool& staging,
+             size_t max_outstanding);
   // Advances as far as possible without blocking. Sets `progressed` when any
   // request completed.
   State poll(bool& progressed);

@@ -51,8 +51,8 @@ size_t rounds(const Chunks& chunks, size_t seg) { return (chunks.max_size + seg 
 // Reduce-scatter steps of one round. Returns the index of the receive that
 // completes this slot's own chunk (or -1 when that segment is empty).
 // `final_base` is where the slot's own chunk goes in output.
-int64_t add_reduce_scatter_round(RingPlan& plan, const RingGeometry& g, const Chunks& chunks, size_t round,
-                                 size_t final_base) {
+int64_t add_reduce_scatter_round(RingPlan& plan, const RingGeometry& g, const Chunks& chunks,
+                                 size_t round, size_t final_base) {
   const int n = g.nslots;
   int64_t prev_recv = -1;  // the receive (same round, previous step) a send forwards
   for (int k = 0; k <= n - 2; ++k) {
@@ -61,7 +61,9 @@ int64_t add_reduce_scatter_round(RingPlan& plan, const RingGeometry& g, const Ch
     Segment s = segment(chunks, send_chunk, round, g.segment_elems);
     if (s.count > 0) {
       if (k == 0) {
-        plan.sends.push_back({PlanBuffer::kInput, chunks.begin[static_cast<size_t>(send_chunk)] + s.offset, s.count, -1});
+        plan.sends.push_back({PlanBuffer::kInput,
+                              chunks.begin[static_cast<size_t>(send_chunk)] + s.offset, s.count,
+                              -1});
       } else {
         plan.sends.push_back({PlanBuffer::kStaging, 0, s.count, prev_recv});
       }
@@ -87,8 +89,8 @@ int64_t add_reduce_scatter_round(RingPlan& plan, const RingGeometry& g, const Ch
 // The first send takes this slot's block from `first_source` at `first_offset`
 // once receive `first_after` (or -1) is done.
 void add_allgather_round(RingPlan& plan, const RingGeometry& g, const Chunks& chunks, size_t round,
-                         const std::vector<size_t>& out_begin, PlanBuffer first_source, size_t first_offset,
-                         int64_t first_after) {
+                         const std::vector<size_t>& out_begin, PlanBuffer first_source,
+                         size_t first_offset, int64_t first_after) {
   const int n = g.nslots;
   int64_t prev_recv = first_after;
   for (int k = 0; k <= n - 2; ++k) {
@@ -99,7 +101,8 @@ void add_allgather_round(RingPlan& plan, const RingGeometry& g, const Chunks& ch
       if (k == 0) {
         plan.sends.push_back({first_source, first_offset + s.offset, s.count, prev_recv});
       } else {
-        plan.sends.push_back({PlanBuffer::kOutput, out_begin[static_cast<size_t>(send_chunk)] + s.offset, s.count,
+        plan.sends.push_back({PlanBuffer::kOutput,
+                              out_begin[static_cast<size_t>(send_chunk)] + s.offset, s.count,
                               prev_recv});
       }
     }
@@ -149,7 +152,8 @@ void plan_allreduce(RingPlan& plan, const RingGeometry& g, size_t count, bool av
   const size_t own_begin = chunks.begin[static_cast<size_t>(g.slot)];
   for (size_t round = 0, r = rounds(chunks, g.segment_elems); round < r; ++round) {
     int64_t final_recv = add_reduce_scatter_round(plan, g, chunks, round, own_begin);
-    add_allgather_round(plan, g, chunks, round, chunks.begin, PlanBuffer::kOutput, own_begin, final_recv);
+    add_allgather_round(plan, g, chunks, round, chunks.begin, PlanBuffer::kOutput, own_begin,
+                        final_recv);
   }
 }
 
@@ -196,7 +200,8 @@ void plan_broadcast(RingPlan& plan, const RingGeometry& g, size_t count, int roo
     }
     plan.recvs.push_back({RecvAction::kIntoOutput, offset, 0, n});
     if (forwards) {
-      plan.sends.push_back({PlanBuffer::kOutput, offset, n, static_cast<int64_t>(plan.recvs.size() - 1)});
+      plan.sends.push_back(
+          {PlanBuffer::kOutput, offset, n, static_cast<int64_t>(plan.recvs.size() - 1)});
     }
   }
 }

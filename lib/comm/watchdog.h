@@ -31,13 +31,15 @@ class Watchdog {
     last_progress_ = now;
     in_grace_ = false;
   }
-  Clock::time_point deadline() const { return last_progress_ + timeout_ + (in_grace_ ? grace_ : Duration::zero()); }
+  Clock::time_point deadline() const {
+    return last_progress_ + timeout_ + (in_grace_ ? grace_ : Duration::zero());
+  }
 
   // Called at or after deadline(): ok() to keep waiting (grace), else the
   // timeout error naming the slot at fault. `what` names the operation.
   // `collective` is the operation's collective number (0 for point-to-point).
-  Status expire(Clock::time_point now, int waiting_on, const PeerTable& peers, const std::string& what,
-                uint64_t collective);
+  Status expire(Clock::time_point now, int waiting_on, const PeerTable& peers,
+                const std::string& what, uint64_t collective);
 
  private:
   Duration timeout_;

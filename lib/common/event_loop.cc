@@ -29,7 +29,8 @@ Status EventLoop::add(int fd, uint32_t events, EventHandler* handler) {
   epoll_event ev{};
   ev.events = events | EPOLLET;
   ev.data.ptr = handler;
-  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) return system_error("epoll_ctl(ADD)", errno);
+  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+    return system_error("epoll_ctl(ADD)", errno);
   return Status::Ok();
 }
 
@@ -37,7 +38,8 @@ Status EventLoop::modify(int fd, uint32_t events, EventHandler* handler) {
   epoll_event ev{};
   ev.events = events | EPOLLET;
   ev.data.ptr = handler;
-  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &ev) != 0) return system_error("epoll_ctl(MOD)", errno);
+  if (epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &ev) != 0)
+    return system_error("epoll_ctl(MOD)", errno);
   return Status::Ok();
 }
 

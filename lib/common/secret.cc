@@ -13,8 +13,8 @@ namespace trainmover {
 
 Result<JobSecret> JobSecret::from_hex(std::string_view hex) {
   if (hex.size() < 2 * kMinBytes) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "job secret has ", hex.size(),
-                 " hex digits; at least ", 2 * kMinBytes, " are required");
+    return error(TM_ERROR_INVALID_ARGUMENT, "job secret has ", hex.size(), " hex digits; at least ",
+                 2 * kMinBytes, " are required");
   }
   auto key = trainmover::from_hex(hex);
   if (!key.ok()) return key.status().with_context("job secret");
@@ -90,7 +90,8 @@ Result<std::string> from_hex(std::string_view hex) {
     int hi = hex_value(hex[2 * i]);
     int lo = hex_value(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) {
-      return error(TM_ERROR_INVALID_ARGUMENT, "not a hex digit at position ", (hi < 0 ? 2 * i : 2 * i + 1));
+      return error(TM_ERROR_INVALID_ARGUMENT, "not a hex digit at position ",
+                   (hi < 0 ? 2 * i : 2 * i + 1));
     }
     out[i] = static_cast<char>(hi << 4 | lo);
   }

@@ -52,7 +52,7 @@ Status system_error(const std::string& what, int errno_value);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : state_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : state_(std::move(status)) {}  // NOLINT: must not be ok()
 
   bool ok() const { return std::holds_alternative<T>(state_); }
@@ -74,10 +74,10 @@ class [[nodiscard]] Result {
 }  // namespace trainmover
 
 // Returns early from the enclosing function when `expr` is not ok.
-#define TM_RETURN_IF_ERROR(expr)             \
-  do {                                       \
-    ::trainmover::Status tm_status_ = (expr);        \
-    if (!tm_status_.ok()) return tm_status_; \
+#define TM_RETURN_IF_ERROR(expr)              \
+  do {                                        \
+    ::trainmover::Status tm_status_ = (expr); \
+    if (!tm_status_.ok()) return tm_status_;  \
   } while (0)
 
 #define TM_CONCAT_INNER(a, b) a##b

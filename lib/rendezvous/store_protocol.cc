@@ -11,9 +11,15 @@ std::vector<std::byte> encode_request(const StoreRequest& request) {
   w.u8(static_cast<uint8_t>(request.op));
   w.blob(request.key);
   switch (request.op) {
-    case StoreOp::kSet: w.blob(request.value); break;
-    case StoreOp::kAdd: w.u64(static_cast<uint64_t>(request.delta)); break;
-    case StoreOp::kGet: w.u32(request.timeout_ms); break;
+    case StoreOp::kSet:
+      w.blob(request.value);
+      break;
+    case StoreOp::kAdd:
+      w.u64(static_cast<uint64_t>(request.delta));
+      break;
+    case StoreOp::kGet:
+      w.u32(request.timeout_ms);
+      break;
   }
   return out;
 }
@@ -24,10 +30,17 @@ Result<StoreRequest> parse_request(std::span<const std::byte> payload) {
   uint8_t op = r.u8();
   request.key = r.blob(kMaxKeyBytes);
   switch (op) {
-    case static_cast<uint8_t>(StoreOp::kSet): request.value = r.blob(kMaxValueBytes); break;
-    case static_cast<uint8_t>(StoreOp::kAdd): request.delta = static_cast<int64_t>(r.u64()); break;
-    case static_cast<uint8_t>(StoreOp::kGet): request.timeout_ms = r.u32(); break;
-    default: return error(TM_ERROR_PROTOCOL, "unknown store operation ", static_cast<int>(op));
+    case static_cast<uint8_t>(StoreOp::kSet):
+      request.value = r.blob(kMaxValueBytes);
+      break;
+    case static_cast<uint8_t>(StoreOp::kAdd):
+      request.delta = static_cast<int64_t>(r.u64());
+      break;
+    case static_cast<uint8_t>(StoreOp::kGet):
+      request.timeout_ms = r.u32();
+      break;
+    default:
+      return error(TM_ERROR_PROTOCOL, "unknown store operation ", static_cast<int>(op));
   }
   if (!r.ok() || r.remaining() != 0) return error(TM_ERROR_PROTOCOL, "malformed store request");
   if (request.key.empty()) return error(TM_ERROR_PROTOCOL, "store request with an empty key");
@@ -49,7 +62,8 @@ Result<StoreResponse> parse_response(std::span<const std::byte> payload) {
   uint32_t code = r.u32();
   response.body = r.blob(kMaxValueBytes);
   if (!r.ok() || r.remaining() != 0) return error(TM_ERROR_PROTOCOL, "malformed store response");
-  if (code > TM_ERROR_NOT_FOUND) return error(TM_ERROR_PROTOCOL, "store response with unknown code ", code);
+  if (code > TM_ERROR_NOT_FOUND)
+    return error(TM_ERROR_PROTOCOL, "store response with unknown code ", code);
   response.code = static_cast<tm_result_t>(code);
   return response;
 }

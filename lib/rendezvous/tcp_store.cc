@@ -40,7 +40,8 @@ Status send_all(int fd, std::span<const std::byte> bytes, const Deadline& deadli
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return system_error("send to the store", errno);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      return system_error("send to the store", errno);
     TM_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, "sending to the store"));
   }
   return Status::Ok();
@@ -62,38 +63,45 @@ Status recv_all(int fd, std::span<std::byte> bytes, const Deadline& deadline) {
   return Status::Ok();
 }
 
-Result<UniqueFd> connect_once(const transport::tcp::SocketAddress& address, const JobSecret& secret, uint64_t job_id,
-                              const Deadline& deadline) {
+Result<UniqueFd> connect_once(const transport::tcp::SocketAddress& address, const JobSecret& secret,
+                              uint64_t job_id, const Deadline& deadline) {
   TM_ASSIGN_OR_RETURN(UniqueFd fd, transport::tcp::start_connect(address));
   transport::Hello local;
   local.job_id = job_id;
   local.comm_id = kStoreCommId;
-  TM_ASSIGN_OR_RETURN(auto session, transport::tcp::HandshakeSession::connector(
-                                        std::move(fd), secret, local, {}, "the store at " + address.to_string()));
+  TM_ASSIGN_OR_RETURN(auto session,
+                      transport::tcp::HandshakeSession::connector(
+                          std::move(fd), secret, local, {}, "the store at " + address.to_string()));
   while (true) {
     session->advance();
-    if (session->state() == transport::tcp::HandshakeSession::State::kDone) return session->take_fd();
-    if (session->state() == transport::tcp::HandshakeSession::State::kFailed) return session->status();
+    if (session->state() == transport::tcp::HandshakeSession::State::kDone)
+      return session->take_fd();
+    if (session->state() == transport::tcp::HandshakeSession::State::kFailed)
+      return session->status();
     short events = session->wants_write() ? POLLOUT : POLLIN;
-    TM_RETURN_IF_ERROR(wait_fd(session->fd(), events, deadline, "handshake with the store at " + address.to_string()));
+    TM_RETURN_IF_ERROR(wait_fd(session->fd(), events, deadline,
+                               "handshake with the store at " + address.to_string()));
   }
 }
 }  // namespace
 
-Result<std::unique_ptr<TcpStore>> TcpStore::connect(const std::string& address, const JobSecret& secret,
-                                                    uint64_t job_id, Duration timeout) {
+Result<std::unique_ptr<TcpStore>> TcpStore::connect(const std::string& address,
+                                                    const JobSecret& secret, uint64_t job_id,
+                                                    Duration timeout) {
   auto resolved = transport::tcp::resolve(address);
   if (!resolved.ok()) return resolved.status().with_context("store address");
   Deadline deadline = Deadline::after(timeout);
   auto backoff = std::chrono::milliseconds(10);
   while (true) {
     auto fd = connect_once(resolved.value(), secret, job_id, deadline);
-    if (fd.ok()) return std::unique_ptr<TcpStore>(new TcpStore(std::move(fd).value(), address, job_id));
-    bool retry = fd.status().code() == TM_ERROR_SYSTEM || fd.status().code() == TM_ERROR_PEER_FAILED;
+    if (fd.ok())
+      return std::unique_ptr<TcpStore>(new TcpStore(std::move(fd).value(), address, job_id));
+    bool retry =
+        fd.status().code() == TM_ERROR_SYSTEM || fd.status().code() == TM_ERROR_PEER_FAILED;
     if (!retry || deadline.remaining() < backoff) {
       return Status(fd.status().code() == TM_ERROR_SYSTEM ? TM_ERROR_TIMEOUT : fd.status().code(),
-                    str_cat("cannot reach the rendezvous store at ", address, " within ", to_seconds(timeout),
-                            " s: ", fd.status().message()));
+                    str_cat("cannot reach the rendezvous store at ", address, " within ",
+                            to_seconds(timeout), " s: ", fd.status().message()));
     }
     std::this_thread::sleep_for(backoff);
     backoff = std::min<std::chrono::milliseconds>(backoff * 2, std::chrono::milliseconds(500));
@@ -103,14 +111,16 @@ Result<std::unique_ptr<TcpStore>> TcpStore::connect(const std::string& address, 
 Status TcpStore::check_key(const std::string& key) const {
   if (key.empty()) return error(TM_ERROR_INVALID_ARGUMENT, "empty store key");
   if (key.size() > kMaxKeyBytes) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "store key of ", key.size(), " bytes exceeds ", kMaxKeyBytes);
+    return error(TM_ERROR_INVALID_ARGUMENT, "store key of ", key.size(), " bytes exceeds ",
+                 kMaxKeyBytes);
   }
   return Status::Ok();
 }
 
 Result<StoreResponse> TcpStore::call(const StoreRequest& request, Duration reply_timeout) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!fd_.valid()) return error(TM_ERROR_PEER_FAILED, "the connection to the store at ", address_, " is broken");
+  if (!fd_.valid())
+    return error(TM_ERROR_PEER_FAILED, "the connection to the store at ", address_, " is broken");
   Deadline deadline = Deadline::after(reply_timeout + kReplySlack);
   auto payload = encode_request(request);
   FrameHeader h;
@@ -129,7 +139,8 @@ Result<StoreResponse> TcpStore::call(const StoreRequest& request, Duration reply
   limits.job_id = job_id_;
   limits.max_data_length = kMaxStoreFrame;
   limits.store_frames = true;
-  Result<FrameHeader> parsed = st.ok() ? transport::parse_frame_header(reply_header, limits) : Result<FrameHeader>(st);
+  Result<FrameHeader> parsed =
+      st.ok() ? transport::parse_frame_header(reply_header, limits) : Result<FrameHeader>(st);
   std::vector<std::byte> body;
   if (parsed.ok()) {
     if (parsed->kind != FrameKind::kStoreResponse || parsed->tag != h.tag) {
@@ -150,7 +161,8 @@ Result<StoreResponse> TcpStore::call(const StoreRequest& request, Duration reply
 Status TcpStore::set(const std::string& key, const std::string& value) {
   TM_RETURN_IF_ERROR(check_key(key));
   if (value.size() > kMaxValueBytes) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "store value of ", value.size(), " bytes exceeds ", kMaxValueBytes);
+    return error(TM_ERROR_INVALID_ARGUMENT, "store value of ", value.size(), " bytes exceeds ",
+                 kMaxValueBytes);
   }
   TM_ASSIGN_OR_RETURN(StoreResponse r, call({StoreOp::kSet, key, value, 0, 0}, Duration::zero()));
   if (r.code != TM_SUCCESS) return Status(r.code, "store set '" + key + "': " + r.body);
@@ -161,10 +173,11 @@ Result<std::string> TcpStore::get(const std::string& key, Duration timeout) {
   TM_RETURN_IF_ERROR(check_key(key));
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count();
   uint32_t timeout_ms = static_cast<uint32_t>(std::clamp<int64_t>(ms, 0, INT32_MAX));
-  TM_ASSIGN_OR_RETURN(StoreResponse r,
-                      call({StoreOp::kGet, key, "", 0, timeout_ms}, std::chrono::milliseconds(timeout_ms)));
+  TM_ASSIGN_OR_RETURN(StoreResponse r, call({StoreOp::kGet, key, "", 0, timeout_ms},
+                                            std::chrono::milliseconds(timeout_ms)));
   if (r.code == TM_ERROR_TIMEOUT) {
-    return error(TM_ERROR_TIMEOUT, "rendezvous key '", key, "' did not appear within ", to_seconds(timeout), " s");
+    return error(TM_ERROR_TIMEOUT, "rendezvous key '", key, "' did not appear within ",
+                 to_seconds(timeout), " s");
   }
   if (r.code != TM_SUCCESS) return Status(r.code, "store get '" + key + "': " + r.body);
   return std::move(r.body);

@@ -17,8 +17,9 @@ namespace trainmover::rendezvous {
 class TcpStore final : public Store {
  public:
   // Connects and authenticates, retrying refused connections until `timeout`.
-  static Result<std::unique_ptr<TcpStore>> connect(const std::string& address, const JobSecret& secret,
-                                                   uint64_t job_id, Duration timeout);
+  static Result<std::unique_ptr<TcpStore>> connect(const std::string& address,
+                                                   const JobSecret& secret, uint64_t job_id,
+                                                   Duration timeout);
 
   Status set(const std::string& key, const std::string& value) override;
   Result<std::string> get(const std::string& key, Duration timeout) override;

@@ -29,8 +29,12 @@ constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
 
 class TcpStoreServer::Impl final : private EventHandler {
  public:
-  Impl(std::unique_ptr<EventLoop> loop, UniqueFd listen_fd, const JobSecret& secret, uint64_t job_id)
-      : loop_(std::move(loop)), listen_fd_(std::move(listen_fd)), secret_(secret), job_id_(job_id) {}
+  Impl(std::unique_ptr<EventLoop> loop, UniqueFd listen_fd, const JobSecret& secret,
+       uint64_t job_id)
+      : loop_(std::move(loop)),
+        listen_fd_(std::move(listen_fd)),
+        secret_(secret),
+        job_id_(job_id) {}
   ~Impl() {
     connections_.clear();
     loop_->remove(listen_fd_.get(), this);
@@ -111,7 +115,8 @@ void TcpStoreServer::Impl::on_events(uint32_t) {
     transport::Hello local;
     local.job_id = job_id_;
     local.comm_id = kStoreCommId;
-    auto session = HandshakeSession::acceptor(UniqueFd(fd), secret_, local, nullptr, "store client");
+    auto session =
+        HandshakeSession::acceptor(UniqueFd(fd), secret_, local, nullptr, "store client");
     if (!session.ok()) continue;
     auto c = std::make_unique<Connection>();
     c->owner = this;
@@ -158,12 +163,14 @@ void TcpStoreServer::Impl::on_connection_event(Connection& c) {
   if (!st.ok()) drop(c, st);
 }
 
-void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header, std::vector<std::byte>&& payload) {
+void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header,
+                                      std::vector<std::byte>&& payload) {
   if (header.kind != FrameKind::kStoreRequest) {
     return respond(c.id, header.tag, {TM_ERROR_PROTOCOL, "expected a store request"});
   }
   auto request = parse_request(payload);
-  if (!request.ok()) return respond(c.id, header.tag, {TM_ERROR_PROTOCOL, request.status().message()});
+  if (!request.ok())
+    return respond(c.id, header.tag, {TM_ERROR_PROTOCOL, request.status().message()});
   StoreRequest& r = request.value();
   switch (r.op) {
     case StoreOp::kSet: {
@@ -187,16 +194,19 @@ void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header, 
       int64_t current = 0;
       if (!value.empty()) {
         auto parsed = parse_int(value, INT64_MIN, INT64_MAX);
-        if (!parsed.ok()) return respond(c.id, header.tag, {TM_ERROR_INVALID_ARGUMENT, "key holds no integer"});
+        if (!parsed.ok())
+          return respond(c.id, header.tag, {TM_ERROR_INVALID_ARGUMENT, "key holds no integer"});
         current = parsed.value();
       }
-      value = std::to_string(static_cast<int64_t>(static_cast<uint64_t>(current) + static_cast<uint64_t>(r.delta)));
+      value = std::to_string(
+          static_cast<int64_t>(static_cast<uint64_t>(current) + static_cast<uint64_t>(r.delta)));
       return respond(c.id, header.tag, {TM_SUCCESS, value});
     }
   }
 }
 
-void TcpStoreServer::Impl::respond(uint64_t connection, uint64_t tag, const StoreResponse& response) {
+void TcpStoreServer::Impl::respond(uint64_t connection, uint64_t tag,
+                                   const StoreResponse& response) {
   auto it = connections_.find(connection);
   if (it == connections_.end() || it->second->dead || !it->second->stream) return;
   Connection& c = *it->second;
@@ -222,7 +232,8 @@ void TcpStoreServer::Impl::expire(Clock::time_point now) {
     }
   }
   for (const auto& [key, w] : expired) {
-    respond(w.connection, w.tag, {TM_ERROR_TIMEOUT, str_cat("key '", key, "' was not set in time")});
+    respond(w.connection, w.tag,
+            {TM_ERROR_TIMEOUT, str_cat("key '", key, "' was not set in time")});
   }
   for (auto& [id, c] : connections_) {
     if (c->handshake && !c->dead && now >= c->handshake_deadline) {
@@ -231,7 +242,8 @@ void TcpStoreServer::Impl::expire(Clock::time_point now) {
   }
 }
 
-Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::start(const std::string& address, const JobSecret& secret,
+Result<std::unique_ptr<TcpStoreServer>> TcpStoreServer::start(const std::string& address,
+                                                              const JobSecret& secret,
                                                               uint64_t job_id) {
   TM_ASSIGN_OR_RETURN(auto bind_address, transport::tcp::resolve(address));
   TM_ASSIGN_OR_RETURN(UniqueFd fd, transport::tcp::listen_on(bind_address));

@@ -20,8 +20,8 @@ namespace trainmover::rendezvous {
 class TcpStoreServer {
  public:
   // `address` is "host:port"; port 0 picks a free port (see address()).
-  static Result<std::unique_ptr<TcpStoreServer>> start(const std::string& address, const JobSecret& secret,
-                                                       uint64_t job_id);
+  static Result<std::unique_ptr<TcpStoreServer>> start(const std::string& address,
+                                                       const JobSecret& secret, uint64_t job_id);
   // Stops the thread and closes every connection.
   ~TcpStoreServer();
 

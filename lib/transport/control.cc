@@ -43,10 +43,12 @@ Result<ControlMessage> parse_control_payload(FrameKind kind, std::span<const std
     case FrameKind::kGoodbye:
       break;
     default:
-      return error(TM_ERROR_PROTOCOL, "frame kind ", static_cast<int>(kind), " is not a control frame");
+      return error(TM_ERROR_PROTOCOL, "frame kind ", static_cast<int>(kind),
+                   " is not a control frame");
   }
   if (!r.ok() || r.remaining() != 0) {
-    return error(TM_ERROR_PROTOCOL, "malformed ", frame_kind_name(kind), " payload of ", payload.size(), " bytes");
+    return error(TM_ERROR_PROTOCOL, "malformed ", frame_kind_name(kind), " payload of ",
+                 payload.size(), " bytes");
   }
   return msg;
 }

@@ -20,12 +20,12 @@ struct ControlMessage {
   FrameKind kind = FrameKind::kHeartbeat;
   // kHeartbeat: how far the sender has got, so a waiting peer can tell a
   // slot that never entered an operation from one that is itself waiting.
-  uint64_t ops_entered = 0;   // operations the sender has started
-  int32_t waiting_on = -1;    // slot its current operation waits for; -1 when idle
+  uint64_t ops_entered = 0;  // operations the sender has started
+  int32_t waiting_on = -1;   // slot its current operation waits for; -1 when idle
   // kAbort: the sender's communicator failed because of `failed_slot`.
   int32_t failed_slot = -1;
-  uint32_t code = 0;          // a tm_result_t
-  std::string reason;         // truncated to kMaxAbortReason bytes
+  uint32_t code = 0;   // a tm_result_t
+  std::string reason;  // truncated to kMaxAbortReason bytes
 };
 
 using ControlPayload = std::array<std::byte, kMaxControlPayload>;

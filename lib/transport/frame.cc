@@ -7,12 +7,18 @@ namespace trainmover::transport {
 
 const char* frame_kind_name(FrameKind kind) {
   switch (kind) {
-    case FrameKind::kData: return "data";
-    case FrameKind::kHeartbeat: return "heartbeat";
-    case FrameKind::kAbort: return "abort";
-    case FrameKind::kGoodbye: return "goodbye";
-    case FrameKind::kStoreRequest: return "store-request";
-    case FrameKind::kStoreResponse: return "store-response";
+    case FrameKind::kData:
+      return "data";
+    case FrameKind::kHeartbeat:
+      return "heartbeat";
+    case FrameKind::kAbort:
+      return "abort";
+    case FrameKind::kGoodbye:
+      return "goodbye";
+    case FrameKind::kStoreRequest:
+      return "store-request";
+    case FrameKind::kStoreResponse:
+      return "store-response";
   }
   return "unknown";
 }
@@ -45,9 +51,11 @@ FrameHeaderBytes encode_frame_header(const FrameHeader& h) {
   return out;
 }
 
-Result<FrameHeader> parse_frame_header(std::span<const std::byte> bytes, const FrameLimits& limits) {
+Result<FrameHeader> parse_frame_header(std::span<const std::byte> bytes,
+                                       const FrameLimits& limits) {
   if (bytes.size() != kFrameHeaderSize) {
-    return error(TM_ERROR_PROTOCOL, "frame header has ", bytes.size(), " bytes, expected ", kFrameHeaderSize);
+    return error(TM_ERROR_PROTOCOL, "frame header has ", bytes.size(), " bytes, expected ",
+                 kFrameHeaderSize);
   }
   ByteReader r(bytes);
   uint32_t magic = r.u32();
@@ -62,27 +70,31 @@ Result<FrameHeader> parse_frame_header(std::span<const std::byte> bytes, const F
   uint32_t crc = r.u32();
   if (magic != kFrameMagic) return error(TM_ERROR_PROTOCOL, "bad frame magic 0x", std::hex, magic);
   if (version != kWireVersion) {
-    return error(TM_ERROR_PROTOCOL, "wire version ", version, " is not supported (expected ", kWireVersion, ")");
+    return error(TM_ERROR_PROTOCOL, "wire version ", version, " is not supported (expected ",
+                 kWireVersion, ")");
   }
-  if (crc != crc32c(bytes.first(kCrcOffset))) return error(TM_ERROR_PROTOCOL, "frame header checksum mismatch");
+  if (crc != crc32c(bytes.first(kCrcOffset)))
+    return error(TM_ERROR_PROTOCOL, "frame header checksum mismatch");
   bool kind_ok = limits.store_frames ? is_store_kind(kind) : is_link_kind(kind);
   if (!kind_ok) return error(TM_ERROR_PROTOCOL, "unexpected frame kind ", kind);
   h.kind = static_cast<FrameKind>(kind);
   if (h.job_id != limits.job_id) {
-    return error(TM_ERROR_PROTOCOL, "frame carries job id ", h.job_id, ", expected ", limits.job_id);
+    return error(TM_ERROR_PROTOCOL, "frame carries job id ", h.job_id, ", expected ",
+                 limits.job_id);
   }
   if (h.epoch != limits.epoch) {
     return error(TM_ERROR_PROTOCOL, "frame carries epoch ", h.epoch, ", expected ", limits.epoch);
   }
   if (limits.peer_slot >= 0 && h.src_slot != limits.peer_slot) {
-    return error(TM_ERROR_PROTOCOL, "frame claims to come from slot ", h.src_slot, " on the link of slot ",
-                 limits.peer_slot);
+    return error(TM_ERROR_PROTOCOL, "frame claims to come from slot ", h.src_slot,
+                 " on the link of slot ", limits.peer_slot);
   }
-  bool control = h.kind == FrameKind::kHeartbeat || h.kind == FrameKind::kAbort || h.kind == FrameKind::kGoodbye;
+  bool control = h.kind == FrameKind::kHeartbeat || h.kind == FrameKind::kAbort ||
+                 h.kind == FrameKind::kGoodbye;
   uint64_t max = control ? kMaxControlPayload : limits.max_data_length;
   if (h.length > max) {
-    return error(TM_ERROR_PROTOCOL, frame_kind_name(h.kind), " frame of ", h.length, " bytes exceeds the limit of ",
-                 max);
+    return error(TM_ERROR_PROTOCOL, frame_kind_name(h.kind), " frame of ", h.length,
+                 " bytes exceeds the limit of ", max);
   }
   return h;
 }

@@ -57,9 +57,9 @@ struct FrameHeader {
 struct FrameLimits {
   uint64_t job_id = 0;
   uint64_t epoch = 0;
-  int32_t peer_slot = -1;            // the slot the link was opened with
-  uint64_t max_data_length = 0;      // data/store frames longer than this are rejected
-  bool store_frames = false;         // store kinds instead of link kinds
+  int32_t peer_slot = -1;        // the slot the link was opened with
+  uint64_t max_data_length = 0;  // data/store frames longer than this are rejected
+  bool store_frames = false;     // store kinds instead of link kinds
 };
 
 FrameHeaderBytes encode_frame_header(const FrameHeader& header);

@@ -13,14 +13,22 @@ constexpr uint16_t kHandshakeVersion = 1;
 
 const char* verdict_text(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kAccepted: return "accepted";
-    case Verdict::kWrongJob: return "wrong job id";
-    case Verdict::kWrongComm: return "wrong communicator";
-    case Verdict::kWrongEpoch: return "wrong membership epoch";
-    case Verdict::kWrongSlot: return "the acceptor does not serve the requested slot";
-    case Verdict::kAuthFailed: return "authentication failed (wrong job secret)";
-    case Verdict::kDuplicate: return "a link with this slot already exists";
-    case Verdict::kRefused: return "refused by the acceptor";
+    case Verdict::kAccepted:
+      return "accepted";
+    case Verdict::kWrongJob:
+      return "wrong job id";
+    case Verdict::kWrongComm:
+      return "wrong communicator";
+    case Verdict::kWrongEpoch:
+      return "wrong membership epoch";
+    case Verdict::kWrongSlot:
+      return "the acceptor does not serve the requested slot";
+    case Verdict::kAuthFailed:
+      return "authentication failed (wrong job secret)";
+    case Verdict::kDuplicate:
+      return "a link with this slot already exists";
+    case Verdict::kRefused:
+      return "refused by the acceptor";
   }
   return "unknown verdict";
 }
@@ -43,7 +51,8 @@ HelloBytes encode_hello(const Hello& h) {
 }
 
 Result<Hello> parse_hello(std::span<const std::byte> bytes) {
-  if (bytes.size() != kHelloSize) return error(TM_ERROR_PROTOCOL, "hello has ", bytes.size(), " bytes");
+  if (bytes.size() != kHelloSize)
+    return error(TM_ERROR_PROTOCOL, "hello has ", bytes.size(), " bytes");
   ByteReader r(bytes);
   uint32_t magic = r.u32();
   uint16_t version = r.u16();
@@ -58,9 +67,12 @@ Result<Hello> parse_hello(std::span<const std::byte> bytes) {
   h.instance_id = r.u64();
   auto nonce = r.bytes(h.nonce.size());
   if (!r.ok()) return error(TM_ERROR_PROTOCOL, "truncated hello");
-  if (magic != kHelloMagic) return error(TM_ERROR_PROTOCOL, "not a TrainMover handshake (bad magic)");
-  if (version != kHandshakeVersion) return error(TM_ERROR_PROTOCOL, "handshake version ", version, " not supported");
-  if (role != static_cast<uint8_t>(Role::kConnector) && role != static_cast<uint8_t>(Role::kAcceptor)) {
+  if (magic != kHelloMagic)
+    return error(TM_ERROR_PROTOCOL, "not a TrainMover handshake (bad magic)");
+  if (version != kHandshakeVersion)
+    return error(TM_ERROR_PROTOCOL, "handshake version ", version, " not supported");
+  if (role != static_cast<uint8_t>(Role::kConnector) &&
+      role != static_cast<uint8_t>(Role::kAcceptor)) {
     return error(TM_ERROR_PROTOCOL, "bad handshake role ", static_cast<int>(role));
   }
   h.role = static_cast<Role>(role);
@@ -95,7 +107,8 @@ Result<Verdict> parse_verdict(std::span<const std::byte> bytes) {
   if (!r.ok() || r.remaining() != 0 || magic != kVerdictMagic) {
     return error(TM_ERROR_PROTOCOL, "malformed handshake verdict");
   }
-  if (code > static_cast<uint32_t>(Verdict::kRefused)) return error(TM_ERROR_PROTOCOL, "unknown verdict ", code);
+  if (code > static_cast<uint32_t>(Verdict::kRefused))
+    return error(TM_ERROR_PROTOCOL, "unknown verdict ", code);
   return static_cast<Verdict>(code);
 }
 

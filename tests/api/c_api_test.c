@@ -5,18 +5,19 @@
 #include <string.h>
 #include <trainmover/trainmover.h>
 
-#define CHECK(call)                                                                    \
-  do {                                                                                 \
-    tm_result_t r_ = (call);                                                           \
-    if (r_ != TM_SUCCESS) {                                                            \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    tm_result_t r_ = (call);                                                                       \
+    if (r_ != TM_SUCCESS) {                                                                        \
       fprintf(stderr, "%s failed: %s: %s\n", #call, tm_get_error_string(r_), tm_get_last_error()); \
-      return 1;                                                                        \
-    }                                                                                  \
+      return 1;                                                                                    \
+    }                                                                                              \
   } while (0)
 
 static int expect_error(tm_result_t got, tm_result_t want, const char* what) {
   if (got != want) {
-    fprintf(stderr, "%s: got %s, expected %s\n", what, tm_get_error_string(got), tm_get_error_string(want));
+    fprintf(stderr, "%s: got %s, expected %s\n", what, tm_get_error_string(got),
+            tm_get_error_string(want));
     return 1;
   }
   if (strlen(tm_get_last_error()) == 0) {
@@ -52,14 +53,15 @@ int main(void) {
 
   failed |= expect_error(tm_allreduce(values, values, 10, (tm_datatype_t)99, TM_SUM, comm),
                          TM_ERROR_INVALID_ARGUMENT, "bad datatype");
-  failed |= expect_error(tm_broadcast(values, values, 10, TM_FLOAT64, nslots, comm), TM_ERROR_INVALID_ARGUMENT,
-                         "bad root");
-  failed |= expect_error(tm_allreduce(values, values, 10, TM_FLOAT64, TM_SUM, NULL), TM_ERROR_INVALID_ARGUMENT,
-                         "NULL communicator");
+  failed |= expect_error(tm_broadcast(values, values, 10, TM_FLOAT64, nslots, comm),
+                         TM_ERROR_INVALID_ARGUMENT, "bad root");
+  failed |= expect_error(tm_allreduce(values, values, 10, TM_FLOAT64, TM_SUM, NULL),
+                         TM_ERROR_INVALID_ARGUMENT, "NULL communicator");
   tm_config_t broken = config;
   broken.slot = nslots;
   tm_comm_t none = NULL;
-  failed |= expect_error(tm_comm_init(&none, &broken), TM_ERROR_INVALID_ARGUMENT, "slot out of range");
+  failed |=
+      expect_error(tm_comm_init(&none, &broken), TM_ERROR_INVALID_ARGUMENT, "slot out of range");
   if (strstr(tm_get_last_error(), "TRAINMOVER_SLOT") == NULL) {
     fprintf(stderr, "error does not name TRAINMOVER_SLOT: %s\n", tm_get_last_error());
     failed = 1;

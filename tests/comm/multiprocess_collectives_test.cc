@@ -10,8 +10,8 @@
 
 #include "comm/communicator.h"
 #include "comm/datatype.h"
-#include "support/multiprocess.h"
 #include "rendezvous/tcp_store.h"
+#include "support/multiprocess.h"
 #include "support/reference.h"
 
 #include <thread>
@@ -21,15 +21,16 @@ namespace {
 
 using testing::Bytes;
 
-constexpr tm_datatype_t kTypes[] = {TM_FLOAT32, TM_FLOAT64, TM_FLOAT16, TM_BFLOAT16, TM_INT32, TM_INT64, TM_UINT8};
+constexpr tm_datatype_t kTypes[] = {TM_FLOAT32, TM_FLOAT64, TM_FLOAT16, TM_BFLOAT16,
+                                    TM_INT32,   TM_INT64,   TM_UINT8};
 constexpr tm_redop_t kOps[] = {TM_SUM, TM_PROD, TM_MAX, TM_MIN, TM_AVG};
 
 // Reports a mismatch from a child; returns a non-zero exit code.
 int mismatch(int slot, const std::string& what, const Bytes& got, const Bytes& want) {
   size_t i = 0;
   while (i < got.size() && got[i] == want[i]) ++i;
-  std::fprintf(stderr, "slot %d: %s differs from the reference at byte %zu of %zu\n", slot, what.c_str(), i,
-               want.size());
+  std::fprintf(stderr, "slot %d: %s differs from the reference at byte %zu of %zu\n", slot,
+               what.c_str(), i, want.size());
   return 3;
 }
 
@@ -40,10 +41,11 @@ int failed(int slot, const std::string& what, const Status& st) {
 
 std::vector<size_t> counts_for(int n) { return {0, 1, static_cast<size_t>(n) + 1, 1000, 4099}; }
 
-int check_allreduce(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t count, bool in_place) {
+int check_allreduce(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t count,
+                    bool in_place) {
   const int n = comm.nslots(), slot = comm.slot();
-  const std::string what = str_cat("allreduce ", redop_name(op), " ", datatype_name(type), " count ", count,
-                                   in_place ? " in-place" : "");
+  const std::string what = str_cat("allreduce ", redop_name(op), " ", datatype_name(type),
+                                   " count ", count, in_place ? " in-place" : "");
   Bytes input = testing::make_input(type, op, slot, count);
   Bytes output(input.size(), std::byte{0x5A});
   Bytes original = input;
@@ -53,19 +55,22 @@ int check_allreduce(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_
   Bytes want = testing::reference_allreduce(type, op, n, count);
   const Bytes& got = in_place ? input : output;
   if (got != want) return mismatch(slot, what, got, want);
-  if (!in_place && input != original) return mismatch(slot, what + " (input modified)", input, original);
+  if (!in_place && input != original)
+    return mismatch(slot, what + " (input modified)", input, original);
   return 0;
 }
 
-int check_reduce_scatter(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t recvcount, bool in_place) {
+int check_reduce_scatter(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t recvcount,
+                         bool in_place) {
   const int n = comm.nslots(), slot = comm.slot();
   const size_t esize = datatype_size(type);
-  const std::string what = str_cat("reduce_scatter ", redop_name(op), " ", datatype_name(type), " recvcount ",
-                                   recvcount, in_place ? " in-place" : "");
+  const std::string what = str_cat("reduce_scatter ", redop_name(op), " ", datatype_name(type),
+                                   " recvcount ", recvcount, in_place ? " in-place" : "");
   Bytes input = testing::make_input(type, op, slot, recvcount * static_cast<size_t>(n));
   Bytes output(recvcount * esize, std::byte{0x5A});
   std::byte* own = input.data() + static_cast<size_t>(slot) * recvcount * esize;
-  Status st = comm.reduce_scatter(input.data(), in_place ? own : output.data(), recvcount, type, op);
+  Status st =
+      comm.reduce_scatter(input.data(), in_place ? own : output.data(), recvcount, type, op);
   if (!st.ok()) return failed(slot, what, st);
   Bytes got = in_place ? Bytes(own, own + recvcount * esize) : output;
   Bytes want = testing::reference_reduce_scatter(type, op, n, slot, recvcount);
@@ -75,7 +80,8 @@ int check_reduce_scatter(Communicator& comm, tm_datatype_t type, tm_redop_t op, 
 int check_allgather(Communicator& comm, tm_datatype_t type, size_t count, bool in_place) {
   const int n = comm.nslots(), slot = comm.slot();
   const size_t esize = datatype_size(type);
-  const std::string what = str_cat("allgather ", datatype_name(type), " count ", count, in_place ? " in-place" : "");
+  const std::string what =
+      str_cat("allgather ", datatype_name(type), " count ", count, in_place ? " in-place" : "");
   Bytes want;
   for (int s = 0; s < n; ++s) {
     Bytes part = testing::make_input(type, TM_SUM, s, count, 7);
@@ -92,8 +98,8 @@ int check_allgather(Communicator& comm, tm_datatype_t type, size_t count, bool i
 
 int check_broadcast(Communicator& comm, tm_datatype_t type, size_t count, int root, bool in_place) {
   const int slot = comm.slot();
-  const std::string what = str_cat("broadcast ", datatype_name(type), " count ", count, " root ", root,
-                                   in_place ? " in-place" : "");
+  const std::string what = str_cat("broadcast ", datatype_name(type), " count ", count, " root ",
+                                   root, in_place ? " in-place" : "");
   Bytes want = testing::make_input(type, TM_SUM, root, count, 11);
   Bytes send = slot == root ? want : Bytes(want.size(), std::byte{0x11});
   Bytes recv(want.size(), std::byte{0x5A});
@@ -139,8 +145,11 @@ TEST_P(CollectiveMatrix, EveryOpAndTypeMatchesReference) {
   testing::TestJob job;
   // A small segment makes counts of a few thousand run through many
   // pipelined rounds.
-  auto exits = job.run(n, [&](int slot) { return run_matrix(job, n, slot, 1024); }, std::chrono::seconds(240));
-  for (int s = 0; s < n; ++s) EXPECT_TRUE(exits[static_cast<size_t>(s)].ok()) << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+  auto exits = job.run(
+      n, [&](int slot) { return run_matrix(job, n, slot, 1024); }, std::chrono::seconds(240));
+  for (int s = 0; s < n; ++s)
+    EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
+        << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
 }
 
 INSTANTIATE_TEST_SUITE_P(Slots, CollectiveMatrix, ::testing::Range(1, 9));
@@ -155,7 +164,9 @@ TEST(Collectives, LargeAllreduceDefaultSegments) {
     if (!comm.ok()) return failed(slot, "create", comm.status());
     return check_allreduce(*comm.value(), TM_FLOAT32, TM_SUM, count, false);
   });
-  for (int s = 0; s < n; ++s) EXPECT_TRUE(exits[static_cast<size_t>(s)].ok()) << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+  for (int s = 0; s < n; ++s)
+    EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
+        << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
 }
 
 // The same slots served by processes started in another order, on other
@@ -164,7 +175,8 @@ TEST(Collectives, ResultsDependOnlyOnSlots) {
   constexpr int n = 5;
   constexpr size_t count = 100003;
   testing::TestJob job;
-  auto store = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(), std::chrono::seconds(10));
+  auto store = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
+                                             std::chrono::seconds(10));
   ASSERT_TRUE(store.ok()) << store.status().message();
   for (int run = 0; run < 2; ++run) {
     std::vector<pid_t> pids;
@@ -217,7 +229,8 @@ TEST(PointToPoint, NeighboursAndFarSlotsInOrder) {
           for (size_t count : {size_t{0}, size_t{5}, size_t{300000}}) {
             int from = sending ? slot : peer;
             std::vector<int32_t> msg(count);
-            for (size_t i = 0; i < count; ++i) msg[i] = static_cast<int32_t>(from * 1000003 + round * 7919 + i);
+            for (size_t i = 0; i < count; ++i)
+              msg[i] = static_cast<int32_t>(from * 1000003 + round * 7919 + i);
             if (sending) {
               Status st = c.send(msg.data(), count, TM_INT32, peer);
               if (!st.ok()) return failed(slot, "send", st);
@@ -234,7 +247,9 @@ TEST(PointToPoint, NeighboursAndFarSlotsInOrder) {
     Status st = c.barrier();
     return st.ok() ? 0 : failed(slot, "barrier", st);
   });
-  for (int s = 0; s < n; ++s) EXPECT_TRUE(exits[static_cast<size_t>(s)].ok()) << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+  for (int s = 0; s < n; ++s)
+    EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
+        << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
 }
 
 }  // namespace

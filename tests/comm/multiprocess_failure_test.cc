@@ -26,7 +26,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
 
 size_t count_entries(const char* dir) {
   size_t n = 0;
@@ -54,9 +57,11 @@ int destroy_and_check(std::unique_ptr<Communicator> comm, const Resources& befor
   comm.reset();
   Resources after;
   if (after.threads != before.threads) {
-    return complain(slot, str_cat("threads: ", before.threads, " before, ", after.threads, " after destroy"));
+    return complain(
+        slot, str_cat("threads: ", before.threads, " before, ", after.threads, " after destroy"));
   }
-  if (after.fds != before.fds) return complain(slot, str_cat("fds: ", before.fds, " before, ", after.fds, " after destroy"));
+  if (after.fds != before.fds)
+    return complain(slot, str_cat("fds: ", before.fds, " before, ", after.fds, " after destroy"));
 #if defined(__SANITIZE_ADDRESS__)
   if (__lsan_do_recoverable_leak_check() != 0) return complain(slot, "memory leaked");
 #endif
@@ -64,7 +69,8 @@ int destroy_and_check(std::unique_ptr<Communicator> comm, const Resources& befor
 }
 
 std::unique_ptr<rendezvous::TcpStore> store_client(const testing::TestJob& job) {
-  auto s = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(), std::chrono::seconds(10));
+  auto s = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
+                                         std::chrono::seconds(10));
   return s.ok() ? std::move(s).value() : nullptr;
 }
 
@@ -94,9 +100,13 @@ TEST(PeerFailure, DeadPeerIsNamedWithinOneSecond) {
     int64_t failed_at = now_ns();
     if (st.ok()) return complain(slot, "allreduce succeeded without slot 2");
     std::fprintf(stderr, "slot %d saw: %s\n", slot, st.message().c_str());
-    if (st.code() != TM_ERROR_PEER_FAILED) return complain(slot, "unexpected code: " + st.message());
-    if (st.failed_slot() != victim) return complain(slot, "blamed slot " + std::to_string(st.failed_slot()) + ": " + st.message());
-    if (st.message().find("slot 2") == std::string::npos) return complain(slot, "message does not name slot 2: " + st.message());
+    if (st.code() != TM_ERROR_PEER_FAILED)
+      return complain(slot, "unexpected code: " + st.message());
+    if (st.failed_slot() != victim)
+      return complain(slot,
+                      "blamed slot " + std::to_string(st.failed_slot()) + ": " + st.message());
+    if (st.message().find("slot 2") == std::string::npos)
+      return complain(slot, "message does not name slot 2: " + st.message());
     Result<std::string> death = Status(TM_ERROR_INTERNAL, "no store");
     if (auto store = store_client(job)) death = store->get("death", std::chrono::seconds(5));
     if (!death.ok()) return complain(slot, death.status().message());
@@ -104,7 +114,8 @@ TEST(PeerFailure, DeadPeerIsNamedWithinOneSecond) {
     if (seconds > 1.0) return complain(slot, str_cat("error came ", seconds, " s after the death"));
     // The failure is sticky: the next call reports it at once.
     Status again = comm.value()->barrier();
-    if (again.ok() || again.failed_slot() != victim) return complain(slot, "second call did not report the failure");
+    if (again.ok() || again.failed_slot() != victim)
+      return complain(slot, "second call did not report the failure");
     return destroy_and_check(std::move(comm).value(), before, slot);
   });
   EXPECT_EQ(exits[victim].signal, SIGKILL) << exits[victim].describe();
@@ -133,8 +144,10 @@ TEST(PeerFailure, HungPeerTimesOutNamingIt) {
     if (st.ok()) return complain(slot, "allreduce succeeded without slot 2");
     std::fprintf(stderr, "slot %d saw after %.2f s: %s\n", slot, waited, st.message().c_str());
     if (st.code() != TM_ERROR_TIMEOUT) return complain(slot, "unexpected code: " + st.message());
-    if (st.failed_slot() != sleeper) return complain(slot, str_cat("blamed slot ", st.failed_slot(), ": ", st.message()));
-    if (waited < timeout * 0.9 || waited > timeout * 2 + 1) return complain(slot, str_cat("timed out after ", waited, " s"));
+    if (st.failed_slot() != sleeper)
+      return complain(slot, str_cat("blamed slot ", st.failed_slot(), ": ", st.message()));
+    if (waited < timeout * 0.9 || waited > timeout * 2 + 1)
+      return complain(slot, str_cat("timed out after ", waited, " s"));
     return destroy_and_check(std::move(comm).value(), before, slot);
   });
   expect_all_ok(exits);
@@ -164,8 +177,9 @@ TEST(PeerFailure, MismatchedOperationsAreAProtocolError) {
     auto comm = Communicator::create(job.config(slot, n, "mismatch-op"));
     if (!comm.ok()) return complain(slot, comm.status().message());
     std::vector<float> data(64, 1.0f);
-    Status st = slot == 0 ? comm.value()->allreduce(data.data(), data.data(), 64, TM_FLOAT32, TM_SUM)
-                          : comm.value()->broadcast(data.data(), data.data(), 64, TM_FLOAT32, 1);
+    Status st = slot == 0
+                    ? comm.value()->allreduce(data.data(), data.data(), 64, TM_FLOAT32, TM_SUM)
+                    : comm.value()->broadcast(data.data(), data.data(), 64, TM_FLOAT32, 1);
     if (st.ok() && slot == 1) return 0;  // the broadcast root may finish before slot 0 notices
     if (st.ok()) return complain(slot, "mismatched operations succeeded");
     return st.code() == TM_ERROR_PROTOCOL ? 0 : complain(slot, "unexpected code: " + st.message());
@@ -182,8 +196,10 @@ TEST(Rendezvous, MissingSlotTimesOut) {
     auto comm = Communicator::create(config);
     double waited = std::chrono::duration<double>(Clock::now() - t0).count();
     if (comm.ok()) return complain(0, "created without slot 1");
-    if (comm.status().code() != TM_ERROR_TIMEOUT) return complain(0, "unexpected: " + comm.status().message());
-    if (comm.status().message().find("slot 1") == std::string::npos) return complain(0, comm.status().message());
+    if (comm.status().code() != TM_ERROR_TIMEOUT)
+      return complain(0, "unexpected: " + comm.status().message());
+    if (comm.status().message().find("slot 1") == std::string::npos)
+      return complain(0, comm.status().message());
     if (waited > 3.0) return complain(0, str_cat("took ", waited, " s"));
     return 0;
   });
@@ -199,7 +215,9 @@ TEST(Security, WrongSecretCannotJoin) {
     config.connect_timeout_s = 2.0;
     auto comm = Communicator::create(config);
     if (comm.ok()) return complain(0, "joined with the wrong secret");
-    return comm.status().code() == TM_ERROR_AUTH ? 0 : complain(0, "unexpected: " + comm.status().message());
+    return comm.status().code() == TM_ERROR_AUTH
+               ? 0
+               : complain(0, "unexpected: " + comm.status().message());
   });
   expect_all_ok(exits);
 }
@@ -223,10 +241,13 @@ TEST(Arguments, BadCallsAreRejectedWithoutCommunication) {
         {"count overflow", c.allreduce(&x, &x, SIZE_MAX / 2, TM_FLOAT32, TM_SUM)},
     };
     for (const Case& k : cases) {
-      if (k.status.code() != TM_ERROR_INVALID_ARGUMENT) return complain(0, str_cat(k.what, ": ", k.status.message()));
+      if (k.status.code() != TM_ERROR_INVALID_ARGUMENT)
+        return complain(0, str_cat(k.what, ": ", k.status.message()));
     }
     // The communicator is still usable afterwards.
-    return c.allreduce(&x, &x, 1, TM_FLOAT32, TM_SUM).ok() && x == 1 ? 0 : complain(0, "unusable after bad calls");
+    return c.allreduce(&x, &x, 1, TM_FLOAT32, TM_SUM).ok() && x == 1
+               ? 0
+               : complain(0, "unusable after bad calls");
   });
   expect_all_ok(exits);
 }

@@ -34,7 +34,8 @@ namespace {
 [[noreturn]] void serve_store(const JobSecret& secret, uint64_t job_id, int report_fd) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id);
-  std::string report = server.ok() ? server.value()->address() : "error: " + server.status().message();
+  std::string report =
+      server.ok() ? server.value()->address() : "error: " + server.status().message();
   report += "\n";
   if (write(report_fd, report.data(), report.size()) < 0 || !server.ok()) _exit(1);
   close(report_fd);
@@ -133,7 +134,8 @@ std::vector<ChildExit> wait_children(const std::vector<pid_t>& pids, std::chrono
 std::vector<ChildExit> TestJob::run(int nslots, const std::function<int(int)>& body,
                                     std::chrono::seconds timeout) const {
   std::vector<pid_t> pids;
-  for (int slot = 0; slot < nslots; ++slot) pids.push_back(fork_child([&body, slot] { return body(slot); }));
+  for (int slot = 0; slot < nslots; ++slot)
+    pids.push_back(fork_child([&body, slot] { return body(slot); }));
   return wait_children(pids, timeout);
 }
 

@@ -26,8 +26,8 @@ namespace trainmover::testing {
 
 // What a child's exit looked like.
 struct ChildExit {
-  int code = -1;     // exit code when it exited
-  int signal = 0;    // the signal that killed it, else 0
+  int code = -1;   // exit code when it exited
+  int signal = 0;  // the signal that killed it, else 0
   bool timed_out = false;
   bool ok() const { return signal == 0 && !timed_out && code == 0; }
   std::string describe() const;

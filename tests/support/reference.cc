@@ -45,12 +45,15 @@ T combine(tm_redop_t op, T a, T b) {
     case TM_PROD:
       if constexpr (std::is_integral_v<T>) {
         using U = std::make_unsigned_t<T>;
-        return static_cast<T>(static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
+        return static_cast<T>(
+            static_cast<U>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b)));
       } else {
         return a * b;
       }
-    case TM_MAX: return a < b ? b : a;
-    case TM_MIN: return b < a ? b : a;
+    case TM_MAX:
+      return a < b ? b : a;
+    case TM_MIN:
+      return b < a ? b : a;
   }
   return a;
 }
@@ -70,20 +73,36 @@ struct Scalar {
   void set(T v) {
     std::memcpy(raw, &v, sizeof v);
   }
-  float as_float16() const { return type == TM_FLOAT16 ? half_to_float(as<uint16_t>()) : bfloat16_to_float(as<uint16_t>()); }
-  void set_float16(float f) { set<uint16_t>(type == TM_FLOAT16 ? float_to_half(f) : float_to_bfloat16(f)); }
+  float as_float16() const {
+    return type == TM_FLOAT16 ? half_to_float(as<uint16_t>()) : bfloat16_to_float(as<uint16_t>());
+  }
+  void set_float16(float f) {
+    set<uint16_t>(type == TM_FLOAT16 ? float_to_half(f) : float_to_bfloat16(f));
+  }
 };
 
 Scalar combine(tm_redop_t op, const Scalar& a, const Scalar& b) {
   Scalar r{a.type};
   switch (a.type) {
-    case TM_FLOAT32: r.set(combine(op, a.as<float>(), b.as<float>())); break;
-    case TM_FLOAT64: r.set(combine(op, a.as<double>(), b.as<double>())); break;
-    case TM_INT32: r.set(combine(op, a.as<int32_t>(), b.as<int32_t>())); break;
-    case TM_INT64: r.set(combine(op, a.as<int64_t>(), b.as<int64_t>())); break;
-    case TM_UINT8: r.set(combine(op, a.as<uint8_t>(), b.as<uint8_t>())); break;
+    case TM_FLOAT32:
+      r.set(combine(op, a.as<float>(), b.as<float>()));
+      break;
+    case TM_FLOAT64:
+      r.set(combine(op, a.as<double>(), b.as<double>()));
+      break;
+    case TM_INT32:
+      r.set(combine(op, a.as<int32_t>(), b.as<int32_t>()));
+      break;
+    case TM_INT64:
+      r.set(combine(op, a.as<int64_t>(), b.as<int64_t>()));
+      break;
+    case TM_UINT8:
+      r.set(combine(op, a.as<uint8_t>(), b.as<uint8_t>()));
+      break;
     case TM_FLOAT16:
-    case TM_BFLOAT16: r.set_float16(combine(op, a.as_float16(), b.as_float16())); break;
+    case TM_BFLOAT16:
+      r.set_float16(combine(op, a.as_float16(), b.as_float16()));
+      break;
   }
   return r;
 }
@@ -91,13 +110,25 @@ Scalar combine(tm_redop_t op, const Scalar& a, const Scalar& b) {
 Scalar divided(const Scalar& a, int n) {
   Scalar r{a.type};
   switch (a.type) {
-    case TM_FLOAT32: r.set(a.as<float>() / static_cast<float>(n)); break;
-    case TM_FLOAT64: r.set(a.as<double>() / n); break;
-    case TM_INT32: r.set(static_cast<int32_t>(a.as<int32_t>() / n)); break;
-    case TM_INT64: r.set(static_cast<int64_t>(a.as<int64_t>() / n)); break;
-    case TM_UINT8: r.set(static_cast<uint8_t>(a.as<uint8_t>() / n)); break;
+    case TM_FLOAT32:
+      r.set(a.as<float>() / static_cast<float>(n));
+      break;
+    case TM_FLOAT64:
+      r.set(a.as<double>() / n);
+      break;
+    case TM_INT32:
+      r.set(static_cast<int32_t>(a.as<int32_t>() / n));
+      break;
+    case TM_INT64:
+      r.set(static_cast<int64_t>(a.as<int64_t>() / n));
+      break;
+    case TM_UINT8:
+      r.set(static_cast<uint8_t>(a.as<uint8_t>() / n));
+      break;
     case TM_FLOAT16:
-    case TM_BFLOAT16: r.set_float16(a.as_float16() / static_cast<float>(n)); break;
+    case TM_BFLOAT16:
+      r.set_float16(a.as_float16() / static_cast<float>(n));
+      break;
   }
   return r;
 }
@@ -116,14 +147,17 @@ void put(Bytes& b, size_t i, const Scalar& s) {
 
 // Reduces element i (of every slot's input) in the documented order for an
 // element of chunk c: x[c+1] op x[c+2] ... op x[c].
-Scalar reduce_element(const std::vector<Bytes>& inputs, tm_datatype_t type, tm_redop_t op, int c, size_t i) {
+Scalar reduce_element(const std::vector<Bytes>& inputs, tm_datatype_t type, tm_redop_t op, int c,
+                      size_t i) {
   const int n = static_cast<int>(inputs.size());
   Scalar acc = element(inputs[static_cast<size_t>((c + 1) % n)], type, i);
-  for (int k = 2; k <= n; ++k) acc = combine(op, acc, element(inputs[static_cast<size_t>((c + k) % n)], type, i));
+  for (int k = 2; k <= n; ++k)
+    acc = combine(op, acc, element(inputs[static_cast<size_t>((c + k) % n)], type, i));
   return op == TM_AVG && n > 1 ? divided(acc, n) : acc;
 }
 
-std::vector<Bytes> all_inputs(tm_datatype_t type, tm_redop_t op, int nslots, size_t count, uint64_t salt) {
+std::vector<Bytes> all_inputs(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
+                              uint64_t salt) {
   std::vector<Bytes> inputs;
   for (int s = 0; s < nslots; ++s) inputs.push_back(make_input(type, op, s, count, salt));
   return inputs;
@@ -138,20 +172,33 @@ Bytes make_input(tm_datatype_t type, tm_redop_t op, int slot, size_t count, uint
     double d = sample(op, slot, i, salt);
     int64_t k = sample_int(op, slot, i, salt);
     switch (type) {
-      case TM_FLOAT32: s.set(static_cast<float>(d)); break;
-      case TM_FLOAT64: s.set(d); break;
-      case TM_INT32: s.set(static_cast<int32_t>(k)); break;
-      case TM_INT64: s.set(k * 1000003);  break;
-      case TM_UINT8: s.set(static_cast<uint8_t>(k)); break;
+      case TM_FLOAT32:
+        s.set(static_cast<float>(d));
+        break;
+      case TM_FLOAT64:
+        s.set(d);
+        break;
+      case TM_INT32:
+        s.set(static_cast<int32_t>(k));
+        break;
+      case TM_INT64:
+        s.set(k * 1000003);
+        break;
+      case TM_UINT8:
+        s.set(static_cast<uint8_t>(k));
+        break;
       case TM_FLOAT16:
-      case TM_BFLOAT16: s.set_float16(static_cast<float>(d)); break;
+      case TM_BFLOAT16:
+        s.set_float16(static_cast<float>(d));
+        break;
     }
     put(out, i, s);
   }
   return out;
 }
 
-Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count, uint64_t salt) {
+Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
+                          uint64_t salt) {
   std::vector<Bytes> inputs = all_inputs(type, op, nslots, count, salt);
   Bytes out(count * datatype_size(type));
   for (int c = 0; c < nslots; ++c) {
@@ -163,9 +210,10 @@ Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t 
   return out;
 }
 
-Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot, size_t recvcount,
-                               uint64_t salt) {
-  std::vector<Bytes> inputs = all_inputs(type, op, nslots, recvcount * static_cast<size_t>(nslots), salt);
+Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot,
+                               size_t recvcount, uint64_t salt) {
+  std::vector<Bytes> inputs =
+      all_inputs(type, op, nslots, recvcount * static_cast<size_t>(nslots), salt);
   Bytes out(recvcount * datatype_size(type));
   for (size_t i = 0; i < recvcount; ++i) {
     Scalar v = reduce_element(inputs, type, op, slot, static_cast<size_t>(slot) * recvcount + i);

@@ -21,10 +21,11 @@ using Bytes = std::vector<std::byte>;
 Bytes make_input(tm_datatype_t type, tm_redop_t op, int slot, size_t count, uint64_t salt = 0);
 
 // What every slot's output of an allreduce must be.
-Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count, uint64_t salt = 0);
+Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
+                          uint64_t salt = 0);
 // What slot `slot` receives from reduce_scatter of recvcount elements each.
-Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot, size_t recvcount,
-                               uint64_t salt = 0);
+Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot,
+                               size_t recvcount, uint64_t salt = 0);
 
 // 64-bit FNV-1a of a byte range.
 uint64_t fnv1a(const void* data, size_t bytes);

@@ -23,7 +23,8 @@ Result<size_t> recv_some(int fd, std::byte* dst, size_t len) {
 Status FrameStream::read_available(const FrameHandler& on_frame) {
   while (true) {
     if (!in_payload_) {
-      TM_ASSIGN_OR_RETURN(size_t n, recv_some(fd_, header_bytes_.data() + header_got_, kFrameHeaderSize - header_got_));
+      TM_ASSIGN_OR_RETURN(size_t n, recv_some(fd_, header_bytes_.data() + header_got_,
+                                              kFrameHeaderSize - header_got_));
       if (n == 0) return Status::Ok();
       header_got_ += n;
       if (header_got_ < kFrameHeaderSize) continue;
@@ -34,7 +35,8 @@ Status FrameStream::read_available(const FrameHandler& on_frame) {
       in_payload_ = true;
     }
     if (payload_got_ < payload_.size()) {
-      TM_ASSIGN_OR_RETURN(size_t n, recv_some(fd_, payload_.data() + payload_got_, payload_.size() - payload_got_));
+      TM_ASSIGN_OR_RETURN(
+          size_t n, recv_some(fd_, payload_.data() + payload_got_, payload_.size() - payload_got_));
       if (n == 0) return Status::Ok();
       payload_got_ += n;
       if (payload_got_ < payload_.size()) continue;
@@ -55,7 +57,8 @@ void FrameStream::queue(const FrameHeader& header, std::vector<std::byte> payloa
 Status FrameStream::write_available() {
   while (!out_.empty()) {
     const auto& frame = out_.front();
-    ssize_t n = ::send(fd_, frame.data() + out_done_, frame.size() - out_done_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = ::send(fd_, frame.data() + out_done_, frame.size() - out_done_,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return Status::Ok();

@@ -13,10 +13,13 @@ HandshakeSession::HandshakeSession(UniqueFd fd, const JobSecret& secret, const H
                                    std::string peer_name)
     : fd_(std::move(fd)), secret_(&secret), local_(local), peer_name_(std::move(peer_name)) {}
 
-Result<std::unique_ptr<HandshakeSession>> HandshakeSession::connector(UniqueFd fd, const JobSecret& secret,
-                                                                      const Hello& local, ExpectedPeer expect,
+Result<std::unique_ptr<HandshakeSession>> HandshakeSession::connector(UniqueFd fd,
+                                                                      const JobSecret& secret,
+                                                                      const Hello& local,
+                                                                      ExpectedPeer expect,
                                                                       std::string peer_name) {
-  std::unique_ptr<HandshakeSession> s(new HandshakeSession(std::move(fd), secret, local, std::move(peer_name)));
+  std::unique_ptr<HandshakeSession> s(
+      new HandshakeSession(std::move(fd), secret, local, std::move(peer_name)));
   s->local_.role = Role::kConnector;
   TM_RETURN_IF_ERROR(random_bytes(s->local_.nonce));
   s->local_bytes_ = encode_hello(s->local_);
@@ -25,10 +28,13 @@ Result<std::unique_ptr<HandshakeSession>> HandshakeSession::connector(UniqueFd f
   return s;
 }
 
-Result<std::unique_ptr<HandshakeSession>> HandshakeSession::acceptor(UniqueFd fd, const JobSecret& secret,
-                                                                     const Hello& local, AcceptPolicy policy,
+Result<std::unique_ptr<HandshakeSession>> HandshakeSession::acceptor(UniqueFd fd,
+                                                                     const JobSecret& secret,
+                                                                     const Hello& local,
+                                                                     AcceptPolicy policy,
                                                                      std::string peer_name) {
-  std::unique_ptr<HandshakeSession> s(new HandshakeSession(std::move(fd), secret, local, std::move(peer_name)));
+  std::unique_ptr<HandshakeSession> s(
+      new HandshakeSession(std::move(fd), secret, local, std::move(peer_name)));
   s->local_.role = Role::kAcceptor;
   s->local_.target_slot = -1;
   TM_RETURN_IF_ERROR(random_bytes(s->local_.nonce));
@@ -63,7 +69,8 @@ void HandshakeSession::expect_in(size_t bytes) {
 
 bool HandshakeSession::flush_out() {
   while (out_done_ < out_len_) {
-    ssize_t n = ::send(fd_.get(), out_.data() + out_done_, out_len_ - out_done_, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = ::send(fd_.get(), out_.data() + out_done_, out_len_ - out_done_,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno != EAGAIN && errno != EWOULDBLOCK) fail(system_error("send", errno));
@@ -165,19 +172,21 @@ void HandshakeSession::on_reply() {
   if (!hello.ok()) return fail(hello.status());
   peer_ = hello.value();
   std::copy(in.begin(), in.begin() + kHelloSize, peer_bytes_.begin());
-  if (peer_.role != Role::kAcceptor) return fail(error(TM_ERROR_PROTOCOL, "peer answered as a connector"));
+  if (peer_.role != Role::kAcceptor)
+    return fail(error(TM_ERROR_PROTOCOL, "peer answered as a connector"));
   Verdict fields = check_fields(peer_);
   if (fields != Verdict::kAccepted) {
-    return fail(error(TM_ERROR_PROTOCOL, "reached a process with a different ", verdict_text(fields),
-                      " (job ", peer_.job_id, ", epoch ", peer_.epoch, ")"));
+    return fail(error(TM_ERROR_PROTOCOL, "reached a process with a different ",
+                      verdict_text(fields), " (job ", peer_.job_id, ", epoch ", peer_.epoch, ")"));
   }
   if (expect_.slot >= 0 && peer_.slot != expect_.slot) {
-    return fail(error(TM_ERROR_PROTOCOL, "reached the process serving slot ", peer_.slot, ", expected slot ",
-                      expect_.slot, " (stale endpoint?)"));
+    return fail(error(TM_ERROR_PROTOCOL, "reached the process serving slot ", peer_.slot,
+                      ", expected slot ", expect_.slot, " (stale endpoint?)"));
   }
   if (expect_.instance_id != 0 && peer_.instance_id != expect_.instance_id) {
-    return fail(error(TM_ERROR_PROTOCOL, "reached another process than the one registered for slot ",
-                      expect_.slot, " (stale endpoint?)"));
+    return fail(error(TM_ERROR_PROTOCOL,
+                      "reached another process than the one registered for slot ", expect_.slot,
+                      " (stale endpoint?)"));
   }
   Mac expected = compute_proof(*secret_, Role::kAcceptor, local_bytes_, peer_bytes_);
   Mac got;
@@ -208,7 +217,8 @@ void HandshakeSession::on_hello() {
   if (!hello.ok()) return fail(hello.status());
   peer_ = hello.value();
   std::copy(in_.begin(), in_.begin() + kHelloSize, peer_bytes_.begin());
-  if (peer_.role != Role::kConnector) return fail(error(TM_ERROR_PROTOCOL, "peer opened as an acceptor"));
+  if (peer_.role != Role::kConnector)
+    return fail(error(TM_ERROR_PROTOCOL, "peer opened as an acceptor"));
   // Answer even a hello we will refuse, so the connector can read why.
   Mac proof = compute_proof(*secret_, Role::kAcceptor, peer_bytes_, local_bytes_);
   std::array<std::byte, kHelloSize + kProofSize> reply;

@@ -37,7 +37,8 @@ class HandshakeSession {
   // `fd` comes from start_connect(); the connect may still be in progress.
   // `peer_name` names the peer in errors ("slot 3 at 10.0.0.2:4000").
   static Result<std::unique_ptr<HandshakeSession>> connector(UniqueFd fd, const JobSecret& secret,
-                                                             const Hello& local, ExpectedPeer expect,
+                                                             const Hello& local,
+                                                             ExpectedPeer expect,
                                                              std::string peer_name);
   // `fd` comes from accept(). local.target_slot is ignored.
   static Result<std::unique_ptr<HandshakeSession>> acceptor(UniqueFd fd, const JobSecret& secret,
@@ -57,8 +58,18 @@ class HandshakeSession {
   const std::string& peer_name() const { return peer_name_; }
 
  private:
-  enum class Step { kConnecting, kSendHello, kRecvReply, kSendProof, kRecvVerdict,
-                    kRecvHello, kSendReply, kRecvProof, kSendVerdict, kFinished };
+  enum class Step {
+    kConnecting,
+    kSendHello,
+    kRecvReply,
+    kSendProof,
+    kRecvVerdict,
+    kRecvHello,
+    kSendReply,
+    kRecvProof,
+    kSendVerdict,
+    kFinished
+  };
 
   HandshakeSession(UniqueFd fd, const JobSecret& secret, const Hello& local, std::string peer_name);
 

@@ -16,8 +16,10 @@
 namespace trainmover::transport::tcp {
 
 uint16_t SocketAddress::port() const {
-  if (storage.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
-  if (storage.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+  if (storage.ss_family == AF_INET)
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  if (storage.ss_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
   return 0;
 }
 
@@ -34,9 +36,11 @@ bool SocketAddress::is_loopback() const {
 std::string SocketAddress::host() const {
   char text[INET6_ADDRSTRLEN] = "?";
   if (storage.ss_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, text, sizeof text);
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr, text,
+              sizeof text);
   } else if (storage.ss_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, text, sizeof text);
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr, text,
+              sizeof text);
   }
   return text;
 }
@@ -76,7 +80,8 @@ Result<SocketAddress> resolve(const std::string& host, uint16_t port) {
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
   int rc = getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
-  if (rc != 0) return error(TM_ERROR_INVALID_ARGUMENT, "cannot resolve '", host, "': ", gai_strerror(rc));
+  if (rc != 0)
+    return error(TM_ERROR_INVALID_ARGUMENT, "cannot resolve '", host, "': ", gai_strerror(rc));
   SocketAddress address;
   std::memcpy(&address.storage, found->ai_addr, found->ai_addrlen);
   address.length = found->ai_addrlen;
@@ -95,7 +100,8 @@ Result<UniqueFd> listen_on(const SocketAddress& address, int backlog) {
   if (bind(fd.get(), address.get(), address.length) != 0) {
     return system_error("bind to " + address.to_string(), errno);
   }
-  if (listen(fd.get(), backlog) != 0) return system_error("listen on " + address.to_string(), errno);
+  if (listen(fd.get(), backlog) != 0)
+    return system_error("listen on " + address.to_string(), errno);
   return fd;
 }
 
@@ -120,7 +126,8 @@ Result<UniqueFd> start_connect(const SocketAddress& address) {
 Status finish_connect(int fd) {
   int err = 0;
   socklen_t len = sizeof err;
-  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return system_error("getsockopt(SO_ERROR)", errno);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+    return system_error("getsockopt(SO_ERROR)", errno);
   if (err != 0) return system_error("connect", err);
   return Status::Ok();
 }
@@ -162,17 +169,20 @@ Result<std::string> interface_address(const std::string& ifname) {
     if (it->ifa_addr == nullptr || ifname != it->ifa_name) continue;
     char text[INET6_ADDRSTRLEN];
     if (it->ifa_addr->sa_family == AF_INET && v4.empty()) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr, text, sizeof text);
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr, text,
+                sizeof text);
       v4 = text;
     } else if (it->ifa_addr->sa_family == AF_INET6 && v6.empty()) {
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(it->ifa_addr)->sin6_addr, text, sizeof text);
+      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(it->ifa_addr)->sin6_addr, text,
+                sizeof text);
       v6 = text;
     }
   }
   freeifaddrs(list);
   if (!v4.empty()) return v4;
   if (!v6.empty()) return v6;
-  return error(TM_ERROR_INVALID_ARGUMENT, "network interface '", ifname, "' has no IP address (or does not exist)");
+  return error(TM_ERROR_INVALID_ARGUMENT, "network interface '", ifname,
+               "' has no IP address (or does not exist)");
 }
 
 }  // namespace trainmover::transport::tcp

@@ -14,8 +14,8 @@ constexpr size_t kMaxIov = 64;
 constexpr size_t kControlQueueCapacity = 8;
 }  // namespace
 
-Result<std::unique_ptr<TcpLink>> TcpLink::create(EventLoop& loop, UniqueFd fd, const Options& options,
-                                                 LinkObserver* observer) {
+Result<std::unique_ptr<TcpLink>> TcpLink::create(EventLoop& loop, UniqueFd fd,
+                                                 const Options& options, LinkObserver* observer) {
   std::unique_ptr<TcpLink> link(new TcpLink(loop, std::move(fd), options, observer));
   TM_RETURN_IF_ERROR(loop.add(link->fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, link.get()));
   link->registered_ = true;
@@ -70,7 +70,8 @@ RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) 
     return handle;
   }
   if (data.size() > options_.max_frame_bytes) {
-    fail(error(TM_ERROR_INVALID_ARGUMENT, "message of ", data.size(), " bytes exceeds the frame limit"));
+    fail(error(TM_ERROR_INVALID_ARGUMENT, "message of ", data.size(),
+               " bytes exceeds the frame limit"));
     return handle;
   }
   SendEntry entry;
@@ -212,8 +213,8 @@ ssize_t send_iov(int fd, iovec* iov, size_t count) {
 }
 
 // Appends the unwritten part of header+payload to iov.
-size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* payload, size_t payload_len,
-                     size_t written) {
+size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* payload,
+                     size_t payload_len, size_t written) {
   size_t n = 0;
   if (written < kFrameHeaderSize) {
     iov[n++] = {const_cast<std::byte*>(header + written), kFrameHeaderSize - written};
@@ -300,8 +301,8 @@ ssize_t TcpLink::read_into(std::byte* dst, size_t len) {
       if (peer_left_) {
         fail(Status(TM_ERROR_PEER_FAILED, str_cat(options_.peer_name, " left the communicator")));
       } else {
-        fail(Status(TM_ERROR_PEER_FAILED,
-                    str_cat("connection closed by ", options_.peer_name, " (process exited or crashed)")));
+        fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection closed by ", options_.peer_name,
+                                                  " (process exited or crashed)")));
       }
       return -1;
     }
@@ -316,11 +317,21 @@ void TcpLink::read_some() {
   bool more = true;
   while (more && !failed()) {
     switch (read_state_) {
-      case ReadState::kHeader: more = read_header(); break;
-      case ReadState::kHeld: more = match_held_frame(); break;
-      case ReadState::kPayload: more = read_payload(); break;
-      case ReadState::kControlPayload: more = read_control_payload(); break;
-      case ReadState::kDiscard: more = discard_payload(); break;
+      case ReadState::kHeader:
+        more = read_header();
+        break;
+      case ReadState::kHeld:
+        more = match_held_frame();
+        break;
+      case ReadState::kPayload:
+        more = read_payload();
+        break;
+      case ReadState::kControlPayload:
+        more = read_control_payload();
+        break;
+      case ReadState::kDiscard:
+        more = discard_payload();
+        break;
     }
   }
 }
@@ -338,7 +349,8 @@ bool TcpLink::read_header() {
   limits.max_data_length = options_.max_frame_bytes;
   auto header = parse_frame_header(header_bytes_, limits);
   if (!header.ok()) {
-    fail(Status(TM_ERROR_PROTOCOL, str_cat("bad frame from ", options_.peer_name, ": ", header.status().message())));
+    fail(Status(TM_ERROR_PROTOCOL,
+                str_cat("bad frame from ", options_.peer_name, ": ", header.status().message())));
     return false;
   }
   on_header(header.value());
@@ -366,8 +378,9 @@ bool TcpLink::match_held_frame() {
   const RecvEntry& r = recvs_.front();
   if (frame_.tag != r.tag || frame_.length != r.length) {
     fail(Status(TM_ERROR_PROTOCOL,
-                str_cat(options_.peer_name, " sent a message with tag 0x", std::hex, frame_.tag, std::dec, " of ",
-                        frame_.length, " bytes where tag 0x", std::hex, r.tag, std::dec, " of ", r.length,
+                str_cat(options_.peer_name, " sent a message with tag 0x", std::hex, frame_.tag,
+                        std::dec, " of ", frame_.length, " bytes where tag 0x", std::hex, r.tag,
+                        std::dec, " of ", r.length,
                         " bytes was expected (the slots issued different operations or counts)")));
     return false;
   }
@@ -391,7 +404,8 @@ bool TcpLink::read_payload() {
 
 bool TcpLink::discard_payload() {
   while (discard_left_ > 0) {
-    ssize_t n = read_into(control_in_.data(), std::min<uint64_t>(discard_left_, control_in_.size()));
+    ssize_t n =
+        read_into(control_in_.data(), std::min<uint64_t>(discard_left_, control_in_.size()));
     if (n <= 0) return false;
     discard_left_ -= static_cast<uint64_t>(n);
   }
@@ -409,7 +423,8 @@ bool TcpLink::read_control_payload() {
 
 void TcpLink::on_control_frame() {
   read_state_ = ReadState::kHeader;
-  auto message = parse_control_payload(frame_.kind, std::span<const std::byte>(control_in_.data(), frame_.length));
+  auto message = parse_control_payload(
+      frame_.kind, std::span<const std::byte>(control_in_.data(), frame_.length));
   if (!message.ok()) {
     fail(Status(TM_ERROR_PROTOCOL, str_cat("bad control frame from ", options_.peer_name, ": ",
                                            message.status().message())));

@@ -38,8 +38,8 @@ class TcpLink final : public Link, private EventHandler {
     std::string peer_name;         // for messages: "slot 3 (10.0.0.2:4000)"
   };
 
-  static Result<std::unique_ptr<TcpLink>> create(EventLoop& loop, UniqueFd fd, const Options& options,
-                                                 LinkObserver* observer);
+  static Result<std::unique_ptr<TcpLink>> create(EventLoop& loop, UniqueFd fd,
+                                                 const Options& options, LinkObserver* observer);
   ~TcpLink() override;
 
   int peer_slot() const override { return options_.peer_slot; }
@@ -60,8 +60,8 @@ class TcpLink final : public Link, private EventHandler {
   struct SendEntry {
     FrameHeaderBytes header{};
     const std::byte* data = nullptr;
-    size_t length = 0;   // payload bytes
-    size_t written = 0;  // of header + payload
+    size_t length = 0;       // payload bytes
+    size_t written = 0;      // of header + payload
     bool zero_fill = false;  // cancelled mid-frame: the rest of the payload is zeros
   };
   struct ControlEntry {

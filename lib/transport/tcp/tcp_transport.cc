@@ -24,7 +24,8 @@ struct TcpTransport::Pending final : EventHandler {
 };
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::create(EventLoop& loop, const JobSecret& secret,
-                                                           const Options& options, TransportListener* listener,
+                                                           const Options& options,
+                                                           TransportListener* listener,
                                                            LinkObserver* link_observer) {
   std::unique_ptr<TcpTransport> t(new TcpTransport(loop, secret, options, listener, link_observer));
   TM_ASSIGN_OR_RETURN(SocketAddress bind_address, resolve(options.listen_host, 0));
@@ -37,14 +38,20 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::create(EventLoop& loop, cons
 
 TcpTransport::TcpTransport(EventLoop& loop, const JobSecret& secret, const Options& options,
                            TransportListener* listener, LinkObserver* link_observer)
-    : loop_(loop), secret_(secret), options_(options), listener_(listener), link_observer_(link_observer) {}
+    : loop_(loop),
+      secret_(secret),
+      options_(options),
+      listener_(listener),
+      link_observer_(link_observer) {}
 
 TcpTransport::~TcpTransport() {
   for (auto& p : pending_) retire(*p);
   if (listen_fd_.valid()) loop_.remove(listen_fd_.get(), this);
 }
 
-std::string TcpTransport::slot_name(int slot) const { return slot >= 0 ? str_cat("slot ", slot) : "a peer"; }
+std::string TcpTransport::slot_name(int slot) const {
+  return slot >= 0 ? str_cat("slot ", slot) : "a peer";
+}
 
 Hello TcpTransport::local_hello() const {
   Hello h;
@@ -62,17 +69,20 @@ void TcpTransport::accept_all() {
   while (true) {
     sockaddr_storage from{};
     socklen_t from_len = sizeof from;
-    int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&from), &from_len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) log(LogLevel::kWarn, "accept: ", system_error("", errno).message());
+      if (errno != EAGAIN && errno != EWOULDBLOCK)
+        log(LogLevel::kWarn, "accept: ", system_error("", errno).message());
       return;
     }
     SocketAddress peer;
     std::memcpy(&peer.storage, &from, from_len);
     peer.length = from_len;
     auto session = HandshakeSession::acceptor(
-        UniqueFd(fd), secret_, local_hello(), [this](const Hello& h) { return listener_->on_incoming(h); },
+        UniqueFd(fd), secret_, local_hello(),
+        [this](const Hello& h) { return listener_->on_incoming(h); },
         "connection from " + peer.to_string());
     if (!session.ok()) {
       log(LogLevel::kWarn, "cannot start handshake: ", session.status().message());
@@ -88,11 +98,14 @@ void TcpTransport::connect(int slot, const std::string& endpoint, uint64_t insta
   if (!address.ok()) return fail(address.status().with_context(str_cat("endpoint of slot ", slot)));
   auto fd = start_connect(address.value());
   if (!fd.ok()) return fail(fd.status().with_context(str_cat("slot ", slot)));
-  auto session = HandshakeSession::connector(std::move(fd).value(), secret_, [&] {
-    Hello h = local_hello();
-    h.target_slot = slot;
-    return h;
-  }(), ExpectedPeer{slot, instance_id}, str_cat("slot ", slot, " at ", endpoint));
+  auto session = HandshakeSession::connector(
+      std::move(fd).value(), secret_,
+      [&] {
+        Hello h = local_hello();
+        h.target_slot = slot;
+        return h;
+      }(),
+      ExpectedPeer{slot, instance_id}, str_cat("slot ", slot, " at ", endpoint));
   if (!session.ok()) return fail(session.status());
   start_session(std::move(session).value(), slot, true);
 }
@@ -103,7 +116,8 @@ void TcpTransport::cancel_connect(int slot) {
   }
 }
 
-void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int slot, bool outgoing) {
+void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int slot,
+                                 bool outgoing) {
   auto pending = std::make_unique<Pending>();
   pending->owner = this;
   pending->session = std::move(session);
@@ -159,10 +173,12 @@ void TcpTransport::finish(Pending& pending) {
   lo.max_frame_bytes = options_.max_frame_bytes;
   lo.max_outstanding = options_.max_outstanding;
   lo.peer_name = str_cat("slot ", peer.slot);
-  Result<std::unique_ptr<TcpLink>> link = st.ok() ? TcpLink::create(loop_, std::move(fd), lo, link_observer_)
-                                                   : Result<std::unique_ptr<TcpLink>>(st);
+  Result<std::unique_ptr<TcpLink>> link =
+      st.ok() ? TcpLink::create(loop_, std::move(fd), lo, link_observer_)
+              : Result<std::unique_ptr<TcpLink>>(st);
   if (!link.ok()) {
-    if (pending.outgoing) listener_->on_connect_failed(pending.slot, link.status(), Verdict::kRefused);
+    if (pending.outgoing)
+      listener_->on_connect_failed(pending.slot, link.status(), Verdict::kRefused);
     return;
   }
   listener_->on_link_ready(std::move(link).value(), peer);
@@ -172,8 +188,9 @@ void TcpTransport::sweep() {
   auto now = Clock::now();
   for (auto& p : pending_) {
     if (p->finished || now < p->deadline) continue;
-    Status timeout = error(TM_ERROR_TIMEOUT, "handshake with ", p->session->peer_name(), " did not complete within ",
-                           to_seconds(options_.handshake_timeout), " s");
+    Status timeout =
+        error(TM_ERROR_TIMEOUT, "handshake with ", p->session->peer_name(),
+              " did not complete within ", to_seconds(options_.handshake_timeout), " s");
     retire(*p);
     if (p->outgoing) {
       listener_->on_connect_failed(p->slot, timeout, Verdict::kRefused);

@@ -38,7 +38,8 @@ class TcpTransport final : public Transport, private EventHandler {
 
   // `secret`, `loop` and both observers must outlive the transport.
   static Result<std::unique_ptr<TcpTransport>> create(EventLoop& loop, const JobSecret& secret,
-                                                      const Options& options, TransportListener* listener,
+                                                      const Options& options,
+                                                      TransportListener* listener,
                                                       LinkObserver* link_observer);
   ~TcpTransport() override;
 
@@ -50,8 +51,8 @@ class TcpTransport final : public Transport, private EventHandler {
  private:
   struct Pending;
 
-  TcpTransport(EventLoop& loop, const JobSecret& secret, const Options& options, TransportListener* listener,
-               LinkObserver* link_observer);
+  TcpTransport(EventLoop& loop, const JobSecret& secret, const Options& options,
+               TransportListener* listener, LinkObserver* link_observer);
   void on_events(uint32_t events) override;  // the listening socket
   void accept_all();
   Hello local_hello() const;
