@@ -159,6 +159,10 @@ void Communicator::shut_down() {
     });
     UntilOp flush([this] { return peers_.all_flushed(); }, kFlushTimeout);
     if (st.ok()) (void)engine_->execute(flush);
+    (void)engine_->call([this] {
+      peers_.drain_all();
+      return Status::Ok();
+    });
   }
   // Stop the thread first: it is the only user of the links and transport,
   // which deregister from its loop as they go.

@@ -129,6 +129,12 @@ bool PeerTable::all_flushed() const {
   return true;
 }
 
+void PeerTable::drain_all() {
+  for (Peer& p : peers_) {
+    if (p.link && !p.link->failed()) p.link->cancel_pending();
+  }
+}
+
 void PeerTable::clear() {
   for (Peer& p : peers_) p.link.reset();
 }

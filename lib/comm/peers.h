@@ -62,6 +62,9 @@ class PeerTable final : public transport::TransportListener, public transport::L
   // Goodbye on every link after its queued data; then all_flushed() turns true.
   void close_all();
   bool all_flushed() const;
+  // Reads and drops what peers have sent but nobody will receive, so that
+  // closing sends FIN, not a reset that could overtake our abort or goodbye.
+  void drain_all();
   // Releases links and the transport's pending handshakes (not during dispatch).
   void clear();
 

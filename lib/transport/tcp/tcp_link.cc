@@ -46,6 +46,37 @@ FrameHeader TcpLink::make_header(FrameKind kind, uint64_t tag, uint64_t length) 
   return h;
 }
 
+namespace {
+// Sends what the socket takes; returns bytes sent, 0 on EAGAIN, -1 on error.
+ssize_t send_iov(int fd, iovec* iov, size_t count) {
+  msghdr msg{};
+  msg.msg_iov = iov;
+  msg.msg_iovlen = count;
+  while (true) {
+    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    return -1;
+  }
+}
+
+// Appends the unwritten part of header+payload to iov.
+size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* payload,
+                     size_t payload_len, size_t written) {
+  size_t n = 0;
+  if (written < kFrameHeaderSize) {
+    iov[n++] = {const_cast<std::byte*>(header + written), kFrameHeaderSize - written};
+    written = kFrameHeaderSize;
+  }
+  size_t payload_done = written - kFrameHeaderSize;
+  if (payload_done < payload_len) {
+    iov[n++] = {const_cast<std::byte*>(payload + payload_done), payload_len - payload_done};
+  }
+  return n;
+}
+}  // namespace
+
 void TcpLink::fail(Status status) {
   if (failed()) return;
   status_ = Status(status.code(), status.message(), options_.peer_slot);
@@ -54,12 +85,44 @@ void TcpLink::fail(Status status) {
     registered_ = false;
   }
   log(LogLevel::kDebug, "link to ", options_.peer_name, " failed: ", status_.message());
+  if (status_.code() == TM_ERROR_PROTOCOL) send_parting_abort();
   if (observer_ != nullptr) observer_->on_link_failed(*this);
 }
 
+// The connection itself is fine after a protocol error: tell the peer why we
+// drop it, so it reports the mismatch instead of a closed connection. Best
+// effort: one non-blocking write, and only at a frame boundary.
+void TcpLink::send_parting_abort() {
+  bool mid_frame = (!sends_.empty() && sends_.front().written > 0) ||
+                   (!controls_.empty() && controls_.front().written > 0);
+  if (mid_frame) return;
+  ControlMessage abort;
+  abort.kind = FrameKind::kAbort;
+  abort.failed_slot = -1;  // a mismatch: neither side alone is at fault
+  abort.code = static_cast<uint32_t>(TM_ERROR_PROTOCOL);
+  abort.reason = str_cat("slot ", options_.local_slot, " dropped its link: ", status_.message());
+  ControlPayload payload;
+  size_t length = encode_control_payload(abort, payload);
+  FrameHeaderBytes header = encode_frame_header(make_header(FrameKind::kAbort, 0, length));
+  std::array<iovec, 2> iov{{{header.data(), header.size()}, {payload.data(), length}}};
+  [[maybe_unused]] ssize_t n = send_iov(fd_.get(), iov.data(), iov.size());
+}
+
 void TcpLink::fail_io(const char* call, int errno_value) {
+  salvage_control_frames();
   fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
                                             system_error(call, errno_value).message())));
+}
+
+// A peer that failed sends an abort saying why and then closes; its close
+// can reach us (as a reset on our next send) before we read the abort. Read
+// what is still queued, dropping data, so the abort's cause is not lost.
+void TcpLink::salvage_control_frames() {
+  if (salvaging_ || failed()) return;
+  salvaging_ = true;
+  cancel_receives();
+  read_some();
+  salvaging_ = false;
 }
 
 RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) {
@@ -117,6 +180,14 @@ void TcpLink::cancel_pending() {
   } else {
     sends_.clear();
   }
+  cancel_receives();
+  if (!failed()) {
+    read_some();
+    write_some();
+  }
+}
+
+void TcpLink::cancel_receives() {
   recvs_cancelled_ = {recvs_done_, recvs_posted_};
   recvs_done_ = recvs_posted_;
   recvs_.clear();
@@ -127,10 +198,6 @@ void TcpLink::cancel_pending() {
   } else if (read_state_ == ReadState::kHeld) {
     discard_left_ = frame_.length;
     read_state_ = ReadState::kDiscard;
-  }
-  if (!failed()) {
-    read_some();
-    write_some();
   }
 }
 
@@ -196,37 +263,6 @@ void TcpLink::write_some() {
     flushed_ = true;
   }
 }
-
-namespace {
-// Sends what the socket takes; returns bytes sent, 0 on EAGAIN, -1 on error.
-ssize_t send_iov(int fd, iovec* iov, size_t count) {
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = count;
-  while (true) {
-    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n >= 0) return n;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    return -1;
-  }
-}
-
-// Appends the unwritten part of header+payload to iov.
-size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* payload,
-                     size_t payload_len, size_t written) {
-  size_t n = 0;
-  if (written < kFrameHeaderSize) {
-    iov[n++] = {const_cast<std::byte*>(header + written), kFrameHeaderSize - written};
-    written = kFrameHeaderSize;
-  }
-  size_t payload_done = written - kFrameHeaderSize;
-  if (payload_done < payload_len) {
-    iov[n++] = {const_cast<std::byte*>(payload + payload_done), payload_len - payload_done};
-  }
-  return n;
-}
-}  // namespace
 
 bool TcpLink::write_control() {
   ControlEntry& c = controls_.front();

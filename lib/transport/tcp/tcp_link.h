@@ -111,6 +111,9 @@ class TcpLink final : public Link, private EventHandler {
   void fail(Status status);
   // A socket call failed: the peer is gone or unreachable.
   void fail_io(const char* call, int errno_value);
+  void salvage_control_frames();
+  void send_parting_abort();
+  void cancel_receives();
 
   EventLoop& loop_;
   UniqueFd fd_;
@@ -141,6 +144,7 @@ class TcpLink final : public Link, private EventHandler {
   size_t payload_got_ = 0;
   ControlPayload control_in_{};
   bool peer_left_ = false;
+  bool salvaging_ = false;
 };
 
 }  // namespace trainmover::transport::tcp
