@@ -1,0 +1,109 @@
+// Membership views and deltas: replacing one process changes only the links
+// of its slot, and only the processes at those links' ends act.
+#include <gtest/gtest.h>
+
+#include "comm/view.h"
+
+namespace trainmover {
+namespace {
+
+View ring(int n, uint64_t epoch = 1, uint64_t first_instance = 100) {
+  View v;
+  v.epoch = epoch;
+  for (int s = 0; s < n; ++s)
+    v.slots.push_back({"127.0.0.1:" + std::to_string(5000 + s), first_instance + s});
+  return v;
+}
+
+View replaced(View v, int slot, uint64_t joiner) {
+  v.epoch += 1;
+  v.slots[static_cast<size_t>(slot)] = {"127.0.0.1:6000", joiner};
+  return v;
+}
+
+const ProcessDelta* find(const std::vector<ProcessDelta>& d, uint64_t id) {
+  for (const auto& p : d) {
+    if (p.instance_id == id) return &p;
+  }
+  return nullptr;
+}
+
+TEST(View, RingPairs) {
+  EXPECT_TRUE(linked_pairs(ring(1)).empty());
+  EXPECT_EQ(linked_pairs(ring(2)), (std::vector<std::pair<int, int>>{{0, 1}}));
+  EXPECT_EQ(linked_pairs(ring(4)),
+            (std::vector<std::pair<int, int>>{{0, 1}, {0, 3}, {1, 2}, {2, 3}}));
+}
+
+TEST(View, ReplacingASlotTouchesOnlyItsNeighbours) {
+  for (int n : {3, 4, 8, 64}) {
+    for (int slot : {0, n / 2, n - 1}) {
+      View old_view = ring(n);
+      View new_view = replaced(old_view, slot, 999);
+      auto d = delta(old_view, new_view);
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      ASSERT_EQ(d->size(), 4u) << "n=" << n << " slot=" << slot;  // leaver, joiner, two neighbours
+      int prev = (slot + n - 1) % n, next = (slot + 1) % n;
+      std::vector<int> both = {std::min(prev, next), std::max(prev, next)};
+      const ProcessDelta* leaver = find(*d, 100 + static_cast<uint64_t>(slot));
+      const ProcessDelta* joiner = find(*d, 999);
+      ASSERT_TRUE(leaver && joiner);
+      EXPECT_EQ(leaver->close, both);
+      EXPECT_TRUE(leaver->open.empty());
+      EXPECT_EQ(joiner->open, both);
+      EXPECT_TRUE(joiner->close.empty());
+      for (int neighbour : {prev, next}) {
+        const ProcessDelta* p = find(*d, 100 + static_cast<uint64_t>(neighbour));
+        ASSERT_TRUE(p);
+        EXPECT_EQ(p->open, std::vector<int>{slot});
+        EXPECT_EQ(p->close, std::vector<int>{slot});
+      }
+    }
+  }
+}
+
+TEST(View, TwoSlots) {
+  View old_view = ring(2);
+  auto d = delta(old_view, replaced(old_view, 1, 999));
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 3u);
+  EXPECT_EQ(find(*d, 100)->open, std::vector<int>{1});
+  EXPECT_EQ(find(*d, 999)->open, std::vector<int>{0});
+}
+
+TEST(View, TwoAdjacentJoinersLinkToEachOther) {
+  View old_view = ring(5);
+  View new_view = replaced(replaced(old_view, 2, 901), 3, 902);
+  new_view.epoch = old_view.epoch + 1;
+  auto d = delta(old_view, new_view);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(find(*d, 901)->open, (std::vector<int>{1, 3}));
+  EXPECT_EQ(find(*d, 902)->open, (std::vector<int>{2, 4}));
+  EXPECT_EQ(find(*d, 100), nullptr);  // slot 0 has nothing to do
+}
+
+TEST(View, PipelinePairsChangeToo) {
+  View old_view = ring(6);
+  old_view.extra_pairs = {{0, 3}, {3, 5}};
+  View new_view = replaced(old_view, 3, 999);
+  auto d = delta(old_view, new_view);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(find(*d, 999)->open, (std::vector<int>{0, 2, 4, 5}));
+  EXPECT_EQ(find(*d, 100)->open, std::vector<int>{3});  // slot 0 via its pipeline pair
+}
+
+TEST(View, RejectsBadViews) {
+  View old_view = ring(4);
+  View same_epoch = replaced(old_view, 1, 999);
+  same_epoch.epoch = old_view.epoch;
+  EXPECT_EQ(delta(old_view, same_epoch).status().code(), TM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(delta(old_view, ring(5, 2)).status().code(), TM_ERROR_INVALID_ARGUMENT);
+  View twice = replaced(old_view, 1, 102);  // process 102 would serve slots 1 and 2
+  EXPECT_EQ(delta(old_view, twice).status().code(), TM_ERROR_INVALID_ARGUMENT);
+  View bad_pair = ring(4);
+  bad_pair.extra_pairs = {{1, 1}};
+  EXPECT_EQ(bad_pair.validate().code(), TM_ERROR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace trainmover
