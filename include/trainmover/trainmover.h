@@ -35,7 +35,16 @@ extern "C" {
 #define TM_VERSION_MINOR 1
 #define TM_VERSION_PATCH 0
 
-typedef enum {
+/* In C++ the enums get int as their fixed underlying type, so that any int a
+ * C caller passes is a valid value to check (and reject), not undefined
+ * behaviour. The ABI is the same: C enums are ints. */
+#ifdef __cplusplus
+#define TM_ENUM_BASE : int
+#else
+#define TM_ENUM_BASE
+#endif
+
+typedef enum TM_ENUM_BASE {
   TM_SUCCESS = 0,
   TM_ERROR_INVALID_ARGUMENT = 1, /* a bad argument or configuration value */
   TM_ERROR_SYSTEM = 2,           /* a system call failed (errno in the detail) */
@@ -48,7 +57,7 @@ typedef enum {
   TM_ERROR_NOT_FOUND = 9         /* a rendezvous key does not exist */
 } tm_result_t;
 
-typedef enum {
+typedef enum TM_ENUM_BASE {
   TM_FLOAT32 = 0,
   TM_FLOAT64 = 1,
   TM_FLOAT16 = 2,
@@ -58,7 +67,7 @@ typedef enum {
   TM_UINT8 = 6
 } tm_datatype_t;
 
-typedef enum { TM_SUM = 0, TM_PROD = 1, TM_MAX = 2, TM_MIN = 3, TM_AVG = 4 } tm_redop_t;
+typedef enum TM_ENUM_BASE { TM_SUM = 0, TM_PROD = 1, TM_MAX = 2, TM_MIN = 3, TM_AVG = 4 } tm_redop_t;
 
 typedef struct tm_comm* tm_comm_t;
 typedef struct tm_store_server* tm_store_server_t;
