@@ -14,7 +14,9 @@ namespace {
 
 constexpr uint64_t kEpoch = 0;
 constexpr size_t kMaxOutstanding = 256;
-constexpr size_t kMaxP2PFrame = size_t{64} << 20;
+// Large messages go in frames of this size: it bounds what a cancelled
+// frame's rescue copy (TcpLink::cancel_pending) can cost.
+constexpr size_t kMaxP2PFrame = size_t{4} << 20;
 constexpr Duration kFlushTimeout = std::chrono::milliseconds(500);
 
 Duration grace_for(Duration timeout) {

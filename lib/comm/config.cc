@@ -183,9 +183,14 @@ Status CommConfig::validate() const {
   if (store_address.empty()) return bad("store_address (TRAINMOVER_STORE)", "not set");
   if (name.empty() || name.size() > 128)
     return bad("name (TRAINMOVER_COMM_NAME)", "must have 1 to 128 characters");
-  if (!(timeout_s > 0)) return bad("timeout_s (TRAINMOVER_TIMEOUT)", "must be positive");
-  if (!(connect_timeout_s > 0))
-    return bad("connect_timeout_s (TRAINMOVER_CONNECT_TIMEOUT)", "must be positive");
+  constexpr double kMaxSeconds = 1e6;  // about 11 days; beyond it deadlines overflow
+  if (!(timeout_s > 0 && timeout_s <= kMaxSeconds)) {
+    return bad("timeout_s (TRAINMOVER_TIMEOUT)", "must be positive and at most 1e6 seconds");
+  }
+  if (!(connect_timeout_s > 0 && connect_timeout_s <= kMaxSeconds)) {
+    return bad("connect_timeout_s (TRAINMOVER_CONNECT_TIMEOUT)",
+               "must be positive and at most 1e6 seconds");
+  }
   if (!(heartbeat_interval_s > 0) || heartbeat_interval_s > 60) {
     return bad("heartbeat_interval_s (TRAINMOVER_HEARTBEAT_INTERVAL)",
                "must be in (0, 60] seconds");

@@ -63,30 +63,39 @@ bool P2POp::post(transport::Link& link) {
   phase_ = Phase::kRunning;
   watchdog_.start(Clock::now());
   frames_ = std::max<size_t>(1, (params_.bytes + max_frame_ - 1) / max_frame_);
-  frames_done_ = 0;
-  for (size_t i = 0; i < frames_; ++i) {
-    size_t offset = i * max_frame_;
+  frames_posted_ = frames_done_ = 0;
+  post_window(link);
+  return run(link);
+}
+
+// Keeps at most kWindow frames queued, so a message of any size fits the
+// link's bounded request queue.
+void P2POp::post_window(transport::Link& link) {
+  constexpr size_t kWindow = 4;
+  while (frames_posted_ < frames_ && frames_posted_ - frames_done_ < kWindow) {
+    size_t offset = frames_posted_ * max_frame_;
     size_t len = std::min(max_frame_, params_.bytes - std::min(offset, params_.bytes));
     transport::RequestHandle h = params_.is_send
                                      ? link.post_send(params_.tag, {params_.data + offset, len})
                                      : link.post_recv(params_.tag, {params_.data + offset, len});
-    if (i == 0) first_ = h;
+    if (frames_posted_ == 0) first_ = h;
+    ++frames_posted_;
   }
-  return run(link);
 }
 
 bool P2POp::run(transport::Link& link) {
   Clock::time_point now = Clock::now();
-  while (frames_done_ < frames_) {
+  while (frames_done_ < frames_posted_) {
     transport::RequestHandle h{first_.seq + frames_done_, first_.is_send};
     RequestState st = link.test(h);
     if (st == RequestState::kFailed) {
-      peers_.fail(link.status());
-      return finish(peers_.failure());
+      if (link.failed()) peers_.fail(link.status());
+      return finish(peers_.failed() ? peers_.failure() : link.status());
     }
     if (st != RequestState::kDone) break;
     ++frames_done_;
     watchdog_.progressed(now);
+    post_window(link);  // may complete more at once: the loop tests them
   }
   if (frames_done_ == frames_) return finish(Status::Ok());
   if (now < watchdog_.deadline()) return false;

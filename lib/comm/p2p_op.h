@@ -41,6 +41,7 @@ class P2POp final : public Operation {
   enum class Phase { kStart, kConnecting, kRunning, kDone };
   bool finish(Status status);
   bool post(transport::Link& link);
+  void post_window(transport::Link& link);
   bool run(transport::Link& link);
 
   PeerTable& peers_;
@@ -52,6 +53,7 @@ class P2POp final : public Operation {
   Clock::time_point connect_deadline_;
   transport::RequestHandle first_{};
   size_t frames_ = 0;
+  size_t frames_posted_ = 0;
   size_t frames_done_ = 0;
   Status result_;
 };

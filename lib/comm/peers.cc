@@ -31,7 +31,9 @@ Verdict PeerTable::on_incoming(const transport::Hello& hello) {
   if (!valid_peer(hello.slot)) return Verdict::kRefused;
   if (failed()) return Verdict::kRefused;
   Peer& p = peer(hello.slot);
-  if (p.link && !p.link->failed()) return Verdict::kDuplicate;
+  // A link, even a dead one, is never replaced within an epoch: an operation
+  // may still hold it. Replacing processes is the membership switch's job.
+  if (p.link) return Verdict::kDuplicate;
   if (p.connecting) {
     if (slot_ < hello.slot) return Verdict::kDuplicate;  // our own connect wins
     transport_->cancel_connect(hello.slot);
@@ -45,7 +47,7 @@ void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link,
   if (!valid_peer(hello.slot)) return;
   Peer& p = peer(hello.slot);
   p.connecting = false;
-  if (p.link && !p.link->failed()) {
+  if (p.link) {
     log(LogLevel::kInfo, "dropping a second link to slot ", hello.slot);
     return;
   }

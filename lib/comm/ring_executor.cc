@@ -9,6 +9,15 @@ namespace trainmover {
 
 using transport::RequestState;
 
+namespace {
+// A request fails when its link dies, or when the communicator cancelled it
+// (its link then still works).
+Status failure_of(const transport::Link& link) {
+  if (link.failed()) return link.status();
+  return Status(TM_ERROR_PEER_FAILED, "operation cancelled after the communicator failed");
+}
+}  // namespace
+
 void RingExecutor::start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
                          transport::Link* from_prev, uint64_t tag, StagingPool& staging,
                          size_t max_outstanding) {
@@ -57,7 +66,7 @@ bool RingExecutor::complete_recvs() {
   while (recvs_done_ < recvs_posted_) {
     RequestState st = prev_->test(recv_handles_[recvs_done_]);
     if (st == RequestState::kFailed) {
-      status_ = prev_->status();
+      status_ = failure_of(*prev_);
       return any;
     }
     if (st != RequestState::kDone) break;
@@ -93,7 +102,7 @@ bool RingExecutor::complete_sends() {
   while (sends_done_ < sends_posted_) {
     RequestState st = next_->test(send_handles_[sends_done_]);
     if (st == RequestState::kFailed) {
-      status_ = next_->status();
+      status_ = failure_of(*next_);
       return any;
     }
     if (st != RequestState::kDone) break;

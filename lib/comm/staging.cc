@@ -2,8 +2,15 @@
 
 namespace trainmover {
 
+namespace {
+// Slots start at multiples of 64 bytes, so every element type is aligned.
+size_t stride_of(size_t slot_bytes) { return (slot_bytes + 63) / 64 * 64; }
+}  // namespace
+
 StagingPool::StagingPool(size_t slots, size_t slot_bytes)
-    : slot_bytes_(slot_bytes), memory_(std::make_unique<std::byte[]>(slots * slot_bytes)) {
+    : slot_bytes_(slot_bytes),
+      stride_(stride_of(slot_bytes)),
+      memory_(std::make_unique<std::byte[]>(slots * stride_of(slot_bytes))) {
   free_.reserve(slots);
   reset();
 }

@@ -18,12 +18,13 @@ class StagingPool {
   // A free slot index, or -1 when all are in use.
   int acquire();
   void release(int slot);
-  std::byte* data(int slot) { return memory_.get() + static_cast<size_t>(slot) * slot_bytes_; }
+  std::byte* data(int slot) { return memory_.get() + static_cast<size_t>(slot) * stride_; }
   // Marks every slot free (after an operation is abandoned).
   void reset();
 
  private:
   size_t slot_bytes_;
+  size_t stride_;
   std::unique_ptr<std::byte[]> memory_;
   std::vector<int> free_;
 };

@@ -71,6 +71,7 @@ class TcpStoreServer::Impl final : private EventHandler {
   void on_events(uint32_t) override;  // listener
   void on_connection_event(Connection& c);
   void on_request(Connection& c, const FrameHeader& header, std::vector<std::byte>&& payload);
+  void store(const std::string& key, const std::string& value);
   void respond(uint64_t connection, uint64_t tag, const StoreResponse& response);
   void drop(Connection& c, const Status& why);
   void expire(Clock::time_point now);
@@ -173,15 +174,9 @@ void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header,
     return respond(c.id, header.tag, {TM_ERROR_PROTOCOL, request.status().message()});
   StoreRequest& r = request.value();
   switch (r.op) {
-    case StoreOp::kSet: {
-      values_[r.key] = r.value;
-      auto [first, last] = waiters_.equal_range(r.key);
-      std::vector<Waiter> ready;
-      for (auto it = first; it != last; ++it) ready.push_back(it->second);
-      waiters_.erase(first, last);
-      for (const Waiter& w : ready) respond(w.connection, w.tag, {TM_SUCCESS, r.value});
+    case StoreOp::kSet:
+      store(r.key, r.value);
       return respond(c.id, header.tag, {TM_SUCCESS, ""});
-    }
     case StoreOp::kGet: {
       auto it = values_.find(r.key);
       if (it != values_.end()) return respond(c.id, header.tag, {TM_SUCCESS, it->second});
@@ -190,19 +185,30 @@ void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header,
       return;
     }
     case StoreOp::kAdd: {
-      std::string& value = values_[r.key];
       int64_t current = 0;
-      if (!value.empty()) {
-        auto parsed = parse_int(value, INT64_MIN, INT64_MAX);
-        if (!parsed.ok())
+      if (auto it = values_.find(r.key); it != values_.end()) {
+        auto parsed = parse_int(it->second, INT64_MIN, INT64_MAX);
+        if (!parsed.ok()) {
           return respond(c.id, header.tag, {TM_ERROR_INVALID_ARGUMENT, "key holds no integer"});
+        }
         current = parsed.value();
       }
-      value = std::to_string(
+      std::string sum = std::to_string(
           static_cast<int64_t>(static_cast<uint64_t>(current) + static_cast<uint64_t>(r.delta)));
-      return respond(c.id, header.tag, {TM_SUCCESS, value});
+      store(r.key, sum);
+      return respond(c.id, header.tag, {TM_SUCCESS, sum});
     }
   }
+}
+
+// Sets `key` and answers every get waiting for it.
+void TcpStoreServer::Impl::store(const std::string& key, const std::string& value) {
+  values_[key] = value;
+  auto [first, last] = waiters_.equal_range(key);
+  std::vector<Waiter> ready;
+  for (auto it = first; it != last; ++it) ready.push_back(it->second);
+  waiters_.erase(first, last);
+  for (const Waiter& w : ready) respond(w.connection, w.tag, {TM_SUCCESS, value});
 }
 
 void TcpStoreServer::Impl::respond(uint64_t connection, uint64_t tag,

@@ -252,5 +252,29 @@ TEST(PointToPoint, NeighboursAndFarSlotsInOrder) {
         << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
 }
 
+// A message of many frames (more than the sender keeps in flight at once).
+TEST(PointToPoint, LargeMessageInManyFrames) {
+  constexpr int n = 2;
+  constexpr size_t count = (size_t{20} << 20) / 8 + 3;  // 20 MiB of int64 and a bit
+  testing::TestJob job;
+  auto exits = job.run(n, [&](int slot) {
+    auto comm = Communicator::create(job.config(slot, n, "p2p-large"));
+    if (!comm.ok()) return failed(slot, "create", comm.status());
+    Bytes msg = testing::make_input(TM_INT64, TM_SUM, 0, count, 3);
+    if (slot == 0) {
+      Status st = comm.value()->send(msg.data(), count, TM_INT64, 1);
+      return st.ok() ? 0 : failed(slot, "send", st);
+    }
+    Bytes got(msg.size());
+    Status st = comm.value()->recv(got.data(), count, TM_INT64, 0);
+    if (!st.ok()) return failed(slot, "recv", st);
+    return got == msg ? 0 : mismatch(slot, "large message", got, msg);
+  });
+  for (int s = 0; s < n; ++s) {
+    EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
+        << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+  }
+}
+
 }  // namespace
 }  // namespace trainmover

@@ -127,6 +127,23 @@ TEST_F(TcpStoreTest, GetWaitsUntilAnotherClientSets) {
   EXPECT_LT(waited, 5.0);
 }
 
+TEST_F(TcpStoreTest, GetWaitsUntilAnotherClientAdds) {
+  auto waiter = client();
+  auto adder = client();
+  ASSERT_TRUE(waiter && adder);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(adder->add("counter-late", 3).ok());
+  });
+  auto start = Clock::now();
+  auto v = waiter->get("counter-late", seconds(10));
+  double waited = to_seconds(Clock::now() - start);
+  later.join();
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v.value(), "3");
+  EXPECT_LT(waited, 5.0);
+}
+
 TEST_F(TcpStoreTest, GetTimesOutNamingTheKey) {
   auto c = client();
   ASSERT_NE(c, nullptr);

@@ -127,7 +127,7 @@ void TcpLink::salvage_control_frames() {
 
 RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) {
   RequestHandle handle{sends_posted_++, true};
-  if (failed()) return handle;
+  if (failed() || detached_) return handle;  // tests as kFailed
   if (closing_) {
     fail(error(TM_ERROR_INTERNAL, "send posted on a closing link"));
     return handle;
@@ -151,7 +151,7 @@ RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) 
 
 RequestHandle TcpLink::post_recv(uint64_t tag, std::span<std::byte> data) {
   RequestHandle handle{recvs_posted_++, false};
-  if (failed()) return handle;
+  if (failed() || detached_) return handle;  // tests as kFailed
   if (!recvs_.push(RecvEntry{tag, data.data(), data.size()})) {
     fail(error(TM_ERROR_INTERNAL, "receive queue overflow (", recvs_.capacity(), " outstanding)"));
     return handle;
@@ -161,20 +161,26 @@ RequestHandle TcpLink::post_recv(uint64_t tag, std::span<std::byte> data) {
 }
 
 RequestState TcpLink::test(RequestHandle request) const {
-  const CancelRange& cancelled = request.is_send ? sends_cancelled_ : recvs_cancelled_;
-  if (cancelled.contains(request.seq)) return RequestState::kFailed;
+  uint64_t cancelled_from = request.is_send ? sends_cancelled_from_ : recvs_cancelled_from_;
+  if (request.seq >= cancelled_from) return RequestState::kFailed;
   uint64_t done = request.is_send ? sends_done_ : recvs_done_;
   if (request.seq < done) return RequestState::kDone;
   return failed() ? RequestState::kFailed : RequestState::kPending;
 }
 
 void TcpLink::cancel_pending() {
-  sends_cancelled_ = {sends_done_, sends_posted_};
-  sends_done_ = sends_posted_;
+  if (detached_) return;
+  detached_ = true;
+  sends_cancelled_from_ = std::min(sends_cancelled_from_, sends_done_);
   if (!sends_.empty() && sends_.front().written > 0) {
-    // The frame is on the wire already: finish it with zeros, then stop.
+    // The frame is on the wire already and the peer will take it as complete:
+    // finish it with its real bytes, copied out of the caller's buffer.
     SendEntry head = sends_.front();
-    head.zero_fill = true;
+    size_t payload_done = head.written > kFrameHeaderSize ? head.written - kFrameHeaderSize : 0;
+    rescue_.assign(head.data + payload_done, head.data + head.length);
+    rescue_base_ = payload_done;
+    head.rescued = true;
+    head.data = nullptr;
     sends_.clear();
     sends_.push(head);
   } else {
@@ -188,8 +194,7 @@ void TcpLink::cancel_pending() {
 }
 
 void TcpLink::cancel_receives() {
-  recvs_cancelled_ = {recvs_done_, recvs_posted_};
-  recvs_done_ = recvs_posted_;
+  recvs_cancelled_from_ = std::min(recvs_cancelled_from_, recvs_done_);
   recvs_.clear();
   discarding_ = true;
   if (read_state_ == ReadState::kPayload) {
@@ -249,8 +254,8 @@ void TcpLink::write_some() {
     bool progressed = false;
     if (!controls_.empty() && !data_in_progress) {
       progressed = write_control();
-    } else if (!sends_.empty() && sends_.front().zero_fill) {
-      progressed = write_zero_fill();
+    } else if (!sends_.empty() && sends_.front().rescued) {
+      progressed = write_rescued();
     } else {
       progressed = write_data();
     }
@@ -305,17 +310,16 @@ bool TcpLink::write_data() {
   return n > 0;
 }
 
-bool TcpLink::write_zero_fill() {
-  static constexpr std::array<std::byte, 4096> kZeros{};
+bool TcpLink::write_rescued() {
   SendEntry& e = sends_.front();
   std::array<iovec, 2> iov;
   size_t count = 0;
   if (e.written < kFrameHeaderSize) {
     iov[count++] = {e.header.data() + e.written, kFrameHeaderSize - e.written};
   }
-  size_t payload_left = kFrameHeaderSize + e.length - std::max(e.written, kFrameHeaderSize);
-  if (payload_left > 0) {
-    iov[count++] = {const_cast<std::byte*>(kZeros.data()), std::min(payload_left, kZeros.size())};
+  size_t payload_done = std::max(e.written, kFrameHeaderSize) - kFrameHeaderSize;
+  if (payload_done < e.length) {
+    iov[count++] = {rescue_.data() + (payload_done - rescue_base_), e.length - payload_done};
   }
   ssize_t n = send_iov(fd_.get(), iov.data(), count);
   if (n < 0) {
@@ -323,7 +327,10 @@ bool TcpLink::write_zero_fill() {
     return false;
   }
   e.written += static_cast<size_t>(n);
-  if (e.written == kFrameHeaderSize + e.length) sends_.pop();  // already counted as done
+  if (e.written == kFrameHeaderSize + e.length) {
+    sends_.pop();  // counted as cancelled already
+    rescue_ = {};  // give the copy back
+  }
   return n > 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/bounded_queue.h"
 #include "common/event_loop.h"
@@ -60,9 +61,9 @@ class TcpLink final : public Link, private EventHandler {
   struct SendEntry {
     FrameHeaderBytes header{};
     const std::byte* data = nullptr;
-    size_t length = 0;       // payload bytes
-    size_t written = 0;      // of header + payload
-    bool zero_fill = false;  // cancelled mid-frame: the rest of the payload is zeros
+    size_t length = 0;     // payload bytes
+    size_t written = 0;    // of header + payload
+    bool rescued = false;  // cancelled mid-frame: the rest of the payload is in rescue_
   };
   struct ControlEntry {
     FrameHeaderBytes header{};
@@ -77,12 +78,7 @@ class TcpLink final : public Link, private EventHandler {
     size_t length = 0;
   };
   enum class ReadState { kHeader, kHeld, kPayload, kControlPayload, kDiscard };
-  // Requests [low, high) were cancelled.
-  struct CancelRange {
-    uint64_t low = 0;
-    uint64_t high = 0;
-    bool contains(uint64_t seq) const { return seq >= low && seq < high; }
-  };
+  static constexpr uint64_t kNotCancelled = UINT64_MAX;
 
   TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObserver* observer);
 
@@ -93,7 +89,7 @@ class TcpLink final : public Link, private EventHandler {
   void write_some();
   bool write_control();
   bool write_data();
-  bool write_zero_fill();
+  bool write_rescued();
   bool maybe_send_goodbye();
 
   void read_some();
@@ -126,7 +122,12 @@ class TcpLink final : public Link, private EventHandler {
   BoundedQueue<ControlEntry> controls_;
   uint64_t sends_posted_ = 0;
   uint64_t sends_done_ = 0;
-  CancelRange sends_cancelled_;
+  // Sends and receives from these sequence numbers on were cancelled.
+  uint64_t sends_cancelled_from_ = kNotCancelled;
+  uint64_t recvs_cancelled_from_ = kNotCancelled;
+  bool detached_ = false;          // cancel_pending() was called: no new requests are queued
+  std::vector<std::byte> rescue_;  // the unsent rest of a frame cancelled half-way
+  size_t rescue_base_ = 0;         // payload offset that rescue_[0] stands for
   bool closing_ = false;
   bool goodbye_queued_ = false;
   bool flushed_ = false;
@@ -134,7 +135,6 @@ class TcpLink final : public Link, private EventHandler {
   BoundedQueue<RecvEntry> recvs_;
   uint64_t recvs_posted_ = 0;
   uint64_t recvs_done_ = 0;
-  CancelRange recvs_cancelled_;
   bool discarding_ = false;  // data frames are read and dropped (after cancel_pending)
   uint64_t discard_left_ = 0;
   ReadState read_state_ = ReadState::kHeader;
