@@ -111,6 +111,7 @@ TEST(PeerFailure, DeadPeerIsNamedWithinOneSecond) {
     if (auto store = store_client(job)) death = store->get("death", std::chrono::seconds(5));
     if (!death.ok()) return complain(slot, death.status().message());
     double seconds = static_cast<double>(failed_at - std::stoll(death.value())) / 1e9;
+    std::fprintf(stderr, "slot %d: error %.1f ms after the death\n", slot, seconds * 1e3);
     if (seconds > 1.0) return complain(slot, str_cat("error came ", seconds, " s after the death"));
     // The failure is sticky: the next call reports it at once.
     Status again = comm.value()->barrier();
