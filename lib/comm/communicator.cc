@@ -12,7 +12,9 @@
 namespace trainmover {
 namespace {
 
-constexpr uint64_t kEpoch = 0;
+// Endpoint records of the first epoch are in the store; later views carry
+// every endpoint themselves.
+constexpr uint64_t kFirstEpoch = 0;
 constexpr size_t kMaxOutstanding = 256;
 // Large messages go in frames of this size: it bounds what a cancelled
 // frame's rescue copy (TcpLink::cancel_pending) can cost.
@@ -74,28 +76,48 @@ Communicator::Communicator(CommConfig config, JobSecret secret,
       endpoints_(static_cast<size_t>(config_.nslots)),
       barrier_bytes_(static_cast<size_t>(config_.nslots)) {}
 
-Result<std::unique_ptr<Communicator>> Communicator::create(const CommConfig& config) {
-  TM_RETURN_IF_ERROR(config.validate());
+Result<std::unique_ptr<Communicator>> Communicator::open(const CommConfig& config) {
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
   TM_ASSIGN_OR_RETURN(auto store,
                       rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
                                                     seconds(config.connect_timeout_s)));
   std::unique_ptr<Communicator> comm(new Communicator(config, std::move(secret), std::move(store)));
   TM_ASSIGN_OR_RETURN(uint64_t instance_id, random_u64());
-  Status st = comm->connect(instance_id);
-  if (!st.ok())
-    return st.with_context(
-        str_cat("slot ", config.slot, " joining communicator '", config.name, "'"));
+  TM_RETURN_IF_ERROR(comm->start(instance_id));
   return comm;
 }
 
-Status Communicator::connect(uint64_t instance_id) {
+Result<std::unique_ptr<Communicator>> Communicator::create(const CommConfig& config) {
+  TM_RETURN_IF_ERROR(config.validate());
+  auto context = [&](const Status& st) {
+    return st.with_context(
+        str_cat("slot ", config.slot, " joining communicator '", config.name, "'"));
+  };
+  auto comm = open(config);
+  if (!comm.ok()) return context(comm.status());
+  Status st = comm.value()->connect();
+  if (!st.ok()) return context(st);
+  return std::move(comm).value();
+}
+
+Result<std::unique_ptr<Communicator>> Communicator::create_standby(const CommConfig& config) {
+  CommConfig c = config;
+  c.slot = 0;  // any valid slot: a standby has none yet
+  TM_RETURN_IF_ERROR(c.validate());
+  c.slot = -1;
+  auto comm = open(c);
+  if (!comm.ok())
+    return comm.status().with_context(str_cat("standby for communicator '", config.name, "'"));
+  return std::move(comm).value();
+}
+
+Status Communicator::start(uint64_t instance_id) {
   TM_ASSIGN_OR_RETURN(engine_, Engine::create());
   TM_ASSIGN_OR_RETURN(std::string host, listen_host(config_));
   transport::tcp::TcpTransport::Options to;
   to.job_id = config_.job_id;
   to.comm_id = comm_id_of(config_.name);
-  to.epoch = kEpoch;
+  to.epoch = kFirstEpoch;
   to.slot = config_.slot;
   to.instance_id = instance_id;
   to.listen_host = host;
@@ -112,9 +134,13 @@ Status Communicator::connect(uint64_t instance_id) {
   hooks.on_tick = [this] { peers_.send_heartbeats(); };
   hooks.tick_period = seconds(config_.heartbeat_interval_s);
   engine_->start(std::move(hooks));
-  Endpoint self{transport_->local_endpoint(), instance_id};
+  self_ = Endpoint{transport_->local_endpoint(), instance_id};
+  return Status::Ok();
+}
+
+Status Communicator::connect() {
   TM_RETURN_IF_ERROR(
-      store_->set(endpoint_key(config_.name, kEpoch, config_.slot), encode_endpoint(self)));
+      store_->set(endpoint_key(config_.name, kFirstEpoch, config_.slot), encode_endpoint(self_)));
   return join_ring();
 }
 
@@ -139,8 +165,8 @@ Status Communicator::join_ring() {
 Result<Endpoint> Communicator::endpoint_of(int slot) {
   auto& cached = endpoints_[static_cast<size_t>(slot)];
   if (!cached) {
-    auto record =
-        store_->get(endpoint_key(config_.name, kEpoch, slot), seconds(config_.connect_timeout_s));
+    auto record = store_->get(endpoint_key(config_.name, kFirstEpoch, slot),
+                              seconds(config_.connect_timeout_s));
     if (!record.ok()) {
       return Status(record.status().code(),
                     str_cat("endpoint of slot ", slot, ": ", record.status().message()), slot);
@@ -211,6 +237,7 @@ Status Communicator::run_collective(OpKind kind, const void* in, void* out, tm_d
 
 Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type,
                                tm_redop_t op) {
+  TM_RETURN_IF_ERROR(finish_call(check_live()));
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, count, count, type)));
   TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
   plan_allreduce(plan_, geometry(type), count, op == TM_AVG);
@@ -219,6 +246,7 @@ Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count,
 
 Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
                                     tm_datatype_t type, tm_redop_t op) {
+  TM_RETURN_IF_ERROR(finish_call(check_live()));
   size_t n = static_cast<size_t>(config_.nslots);
   if (recvcount > std::numeric_limits<size_t>::max() / n) {
     return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "recvcount * nslots overflows size_t"));
@@ -231,6 +259,7 @@ Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t r
 
 Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
                                tm_datatype_t type) {
+  TM_RETURN_IF_ERROR(finish_call(check_live()));
   size_t n = static_cast<size_t>(config_.nslots);
   if (sendcount > std::numeric_limits<size_t>::max() / n) {
     return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "sendcount * nslots overflows size_t"));
@@ -244,6 +273,7 @@ Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendco
 
 Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type,
                                int root) {
+  TM_RETURN_IF_ERROR(finish_call(check_live()));
   if (root < 0 || root >= config_.nslots) {
     return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "root ", root,
                              " is not a slot of this communicator (0..", config_.nslots - 1, ")"));
@@ -255,6 +285,7 @@ Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count,
 }
 
 Status Communicator::barrier() {
+  TM_RETURN_IF_ERROR(finish_call(check_live()));
   barrier_bytes_[static_cast<size_t>(config_.slot)] = 1;
   plan_allgather(plan_, geometry(TM_UINT8), 1, true);
   uint8_t* own = barrier_bytes_.data() + config_.slot;
@@ -270,6 +301,7 @@ Status Communicator::recv(void* buf, size_t count, tm_datatype_t type, int peer)
 }
 
 Status Communicator::run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer) {
+  TM_RETURN_IF_ERROR(finish_call(check_live()));
   if (peer < 0 || peer >= config_.nslots || peer == config_.slot) {
     return finish_call(error(TM_ERROR_INVALID_ARGUMENT, "peer ", peer,
                              " is not another slot of this communicator (0..", config_.nslots - 1,

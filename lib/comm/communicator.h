@@ -4,6 +4,16 @@
 // Construction rendezvouses through the store, connects the ring and starts
 // the progress engine. Calls block the calling thread until done; one thread
 // at a time may call. Results depend only on slot numbers.
+//
+// Membership switch (docs/two-phase-switch.md): the process serving a slot
+// can be replaced while the others keep theirs. A standby
+// (create_standby) gets a slot from a view (join); the processes of the
+// current view are told the same view (prepare_switch), and those whose
+// links change open them in the background (phase 1). At an iteration
+// boundary every process calls switchover(epoch) (phase 2): the processes
+// named in the view's delta swap links, the others only move their links to
+// the new epoch, and the leaver closes. Operation numbering restarts in each
+// epoch, so a joiner needs no history.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +29,8 @@
 #include "comm/peers.h"
 #include "comm/ring_plan.h"
 #include "comm/staging.h"
+#include "comm/switch_wait_op.h"
+#include "comm/view.h"
 #include "common/secret.h"
 #include "rendezvous/store.h"
 #include "transport/transport.h"
@@ -31,6 +43,35 @@ class Communicator {
   ~Communicator();
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
+
+  // A process that serves no slot yet: it listens (endpoint() says where)
+  // until join() gives it one. config.slot is ignored.
+  static Result<std::unique_ptr<Communicator>> create_standby(const CommConfig& config);
+
+  // ---- membership switch ----
+  // This process as a view names it.
+  const Endpoint& endpoint() const { return self_; }
+  uint64_t epoch() const { return epoch_; }
+  // Phase 1 on a process of the current view; does not block. `next` must
+  // have a later epoch and keep this process in its slot, or leave it out
+  // (this process is then a leaver). Replaces an earlier prepared view.
+  Status prepare_switch(const View& next);
+  // Phase 1 on a standby: takes the slot `next` gives it and connects to its
+  // new peers in the background (driven by wait_prepared / switchover).
+  Status join(const View& next);
+  // Until the links this process opens for the prepared view are up; ok at
+  // once when it opens none. An error names the joining slot that failed:
+  // the job can keep running on the current view.
+  Status wait_prepared();
+  // Phase 2. Every process of the old and the new view calls it at the same
+  // point between operations. After it, this process is in `epoch` (or, for
+  // a leaver, out of the communicator: every later call fails). An error
+  // (a joiner missing) leaves the communicator failed in the new epoch,
+  // naming the slot, ready for another switch.
+  Status switchover(uint64_t epoch);
+  // Bytes of data buffers (staging) allocated; fixed at creation: a switch
+  // allocates none.
+  size_t data_buffer_bytes() const { return staging_.slots() * staging_.slot_bytes(); }
 
   int slot() const { return config_.slot; }
   int nslots() const { return config_.nslots; }
@@ -58,8 +99,16 @@ class Communicator {
     kP2P
   };
 
+  enum class SwitchRole : uint8_t { kNone, kStayer, kJoiner, kLeaver };
+
   Communicator(CommConfig config, JobSecret secret, std::unique_ptr<rendezvous::Store> store);
-  Status connect(uint64_t instance_id);
+  static Result<std::unique_ptr<Communicator>> open(const CommConfig& config);
+  Status start(uint64_t instance_id);
+  Status connect();
+  View known_view(const View& next);
+  Status leave();
+  void adopt(const View& view);
+  Status check_live() const;
   Status join_ring();
   Status run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op,
                         const char* name);
@@ -87,6 +136,13 @@ class Communicator {
   std::vector<std::optional<Endpoint>> endpoints_;
   std::vector<uint8_t> barrier_bytes_;
   Status last_failure_;
+  // Membership (caller thread).
+  Endpoint self_;
+  uint64_t epoch_ = 0;
+  std::optional<View> next_;
+  SwitchRole role_ = SwitchRole::kNone;
+  std::vector<SwitchWaitOp::Target> join_targets_;
+  bool left_ = false;
 };
 
 }  // namespace trainmover

@@ -1,5 +1,7 @@
 #include "comm/peers.h"
 
+#include <algorithm>
+
 #include "common/log.h"
 
 namespace trainmover {
@@ -8,7 +10,118 @@ using transport::ControlMessage;
 using transport::FrameKind;
 using transport::Verdict;
 
-PeerTable::PeerTable(int nslots, int slot) : slot_(slot), peers_(static_cast<size_t>(nslots)) {}
+PeerTable::PeerTable(int nslots, int slot)
+    : slot_(slot), instances_(static_cast<size_t>(nslots)), peers_(static_cast<size_t>(nslots)) {}
+
+bool PeerTable::is_current(const transport::Link& link) const {
+  return valid_peer(link.peer_slot()) &&
+         peers_[static_cast<size_t>(link.peer_slot())].link.get() == &link;
+}
+
+bool PeerTable::is_next(const transport::Link& link) const {
+  return next_.active && valid_peer(link.peer_slot()) &&
+         next_.links[static_cast<size_t>(link.peer_slot())].get() == &link;
+}
+
+bool PeerTable::opens_next(int slot) const {
+  return next_.active && std::find(next_.open.begin(), next_.open.end(), slot) != next_.open.end();
+}
+
+void PeerTable::start_as(int slot, uint64_t epoch, std::vector<uint64_t> instances) {
+  slot_ = slot;
+  epoch_ = epoch;
+  instances_ = std::move(instances);
+  transport_->set_identity(slot, epoch);
+}
+
+void PeerTable::prepare_next(uint64_t epoch, std::vector<int> open,
+                             std::vector<uint64_t> instances) {
+  next_ = NextEpoch{};  // an earlier prepared epoch's links go
+  next_.active = true;
+  next_.epoch = epoch;
+  next_.open = std::move(open);
+  next_.instances = std::move(instances);
+  next_.links.resize(peers_.size());
+}
+
+std::vector<int> PeerTable::next_missing() const {
+  std::vector<int> missing;
+  for (int s : next_.open) {
+    const auto& link = next_.links[static_cast<size_t>(s)];
+    if (!link || link->failed()) missing.push_back(s);
+  }
+  return missing;
+}
+
+void PeerTable::on_next_failed(int slot, const Status& why) {
+  if (!next_.error.ok()) return;
+  next_.error = Status(why.code(),
+                       str_cat("the process joining slot ", slot, " for epoch ", next_.epoch,
+                               " failed: ", why.message()),
+                       slot);
+  log(LogLevel::kInfo, next_.error.message());
+}
+
+// Closes the links (and connects) to slots served by another process in the
+// next epoch. Their operations are over: this runs between operations.
+void PeerTable::retire_replaced() {
+  for (int s = 0; s < nslots(); ++s) {
+    if (!valid_peer(s)) continue;
+    Peer& p = peer(s);
+    uint64_t next_instance = next_.instances[static_cast<size_t>(s)];
+    uint64_t known = p.link ? p.link->peer_instance() : instances_[static_cast<size_t>(s)];
+    bool replaced = known != 0 && known != next_instance;
+    if (!replaced) continue;
+    if (p.connecting) transport_->cancel_connect(s);
+    p = Peer{};
+  }
+}
+
+Status PeerTable::switch_to_next() {
+  if (!next_.active) return error(TM_ERROR_INVALID_ARGUMENT, "no switch prepared");
+  Status result = next_.error;
+  if (result.ok()) {
+    std::vector<int> missing = next_missing();
+    if (!missing.empty()) {
+      result =
+          Status(TM_ERROR_PEER_FAILED,
+                 str_cat("switch to epoch ", next_.epoch, ": no link to the process joining slot ",
+                         missing.front(), " (it did not connect, or died)"),
+                 missing.front());
+    }
+  }
+  retire_replaced();
+  for (int s : next_.open) {
+    auto& link = next_.links[static_cast<size_t>(s)];
+    if (!link) continue;
+    Peer& p = peer(s);
+    p.link = std::move(link);
+    p.liveness.heard = true;
+    p.liveness.last_heard = Clock::now();
+  }
+  epoch_ = next_.epoch;
+  instances_ = std::move(next_.instances);
+  next_ = NextEpoch{};
+  transport_->set_identity(slot_, epoch_);
+  failure_ = Status::Ok();  // the old epoch's failure; dead links stay dead
+  ops_entered_ = 0;
+  waiting_on_ = -1;
+  for (Peer& p : peers_) {
+    p.liveness.ops_entered = 0;
+    p.liveness.waiting_on = -1;
+    if (p.link) p.link->advance_epoch(epoch_);
+  }
+  if (deferred_abort_ && deferred_abort_->epoch == epoch_) {
+    const auto& a = *deferred_abort_;
+    fail(Status(static_cast<tm_result_t>(a.code), a.reason, a.failed_slot));
+  }
+  deferred_abort_.reset();
+  if (!result.ok()) fail(result);
+  for (Peer& p : peers_) {
+    if (p.link) p.link->resume();
+  }
+  return result;
+}
 
 transport::Link* PeerTable::link(int slot) const {
   if (slot < 0 || slot >= nslots()) return nullptr;
@@ -28,8 +141,24 @@ void PeerTable::request_link(int slot, const std::string& endpoint, uint64_t ins
 }
 
 Verdict PeerTable::on_incoming(const transport::Hello& hello) {
-  if (!valid_peer(hello.slot)) return Verdict::kRefused;
+  if (!valid_peer(hello.slot) || slot_ < 0) return Verdict::kRefused;  // slot_ < 0: a standby
+  if (hello.epoch == epoch_) return incoming_current(hello);
+  if (next_.active && hello.epoch == next_.epoch) return incoming_next(hello);
+  return Verdict::kWrongEpoch;  // a zombie of an old epoch, or too early
+}
+
+Verdict PeerTable::incoming_next(const transport::Hello& hello) {
+  size_t s = static_cast<size_t>(hello.slot);
+  if (!opens_next(hello.slot) || hello.instance_id != next_.instances[s]) return Verdict::kRefused;
+  if (next_.links[s]) return Verdict::kDuplicate;
+  return Verdict::kAccepted;
+}
+
+Verdict PeerTable::incoming_current(const transport::Hello& hello) {
   if (failed()) return Verdict::kRefused;
+  uint64_t expected = instances_[static_cast<size_t>(hello.slot)];
+  // Another process than the one the view names for the slot: a zombie.
+  if (expected != 0 && hello.instance_id != expected) return Verdict::kRefused;
   Peer& p = peer(hello.slot);
   // A link, even a dead one, is never replaced within an epoch: an operation
   // may still hold it. Replacing processes is the membership switch's job.
@@ -45,6 +174,16 @@ Verdict PeerTable::on_incoming(const transport::Hello& hello) {
 void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link,
                               const transport::Hello& hello) {
   if (!valid_peer(hello.slot)) return;
+  int slot = hello.slot;
+  if (link->epoch() != epoch_) {
+    if (next_.active && link->epoch() == next_.epoch && opens_next(slot) &&
+        !next_.links[static_cast<size_t>(slot)]) {
+      next_.links[static_cast<size_t>(slot)] = std::move(link);
+    } else {
+      log(LogLevel::kInfo, "dropping a link of epoch ", link->epoch(), " to slot ", slot);
+    }
+    return;
+  }
   Peer& p = peer(hello.slot);
   p.connecting = false;
   if (p.link) {
@@ -52,6 +191,7 @@ void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link,
     return;
   }
   p.link = std::move(link);
+  instances_[static_cast<size_t>(slot)] = p.link->peer_instance();
   p.connect_error = Status::Ok();
   p.liveness.heard = true;
   p.liveness.last_heard = Clock::now();
@@ -70,6 +210,16 @@ void PeerTable::on_connect_failed(int slot, const Status& status, Verdict verdic
 
 void PeerTable::on_control(transport::Link& link, const ControlMessage& message) {
   int from = link.peer_slot();
+  if (is_next(link)) {
+    if (message.kind == FrameKind::kAbort)
+      on_next_failed(from, Status(static_cast<tm_result_t>(message.code), message.reason));
+    return;
+  }
+  if (!is_current(link) || message.epoch < epoch_) return;  // the old epoch's news
+  if (message.epoch > epoch_) {
+    if (message.kind == FrameKind::kAbort && !deferred_abort_) deferred_abort_ = message;
+    return;
+  }
   Peer& p = peer(from);
   p.liveness.heard = true;
   p.liveness.last_heard = Clock::now();
@@ -83,6 +233,8 @@ void PeerTable::on_control(transport::Link& link, const ControlMessage& message)
 }
 
 void PeerTable::on_link_failed(transport::Link& link) {
+  if (is_next(link)) return on_next_failed(link.peer_slot(), link.status());
+  if (!is_current(link)) return;
   if (link.peer_left() || failed()) return;
   fail(link.status());
 }
@@ -139,6 +291,7 @@ void PeerTable::drain_all() {
 
 void PeerTable::clear() {
   for (Peer& p : peers_) p.link.reset();
+  next_ = NextEpoch{};
 }
 
 }  // namespace trainmover

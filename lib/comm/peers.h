@@ -13,10 +13,20 @@
 // slot that is not a neighbour of a dead process learns of it within
 // microseconds, with the dead slot's number.
 //
+// Epochs (the two-phase switch, docs/two-phase-switch.md): links belong to
+// the current membership epoch. prepare_next() lets the processes a new view
+// names open links of the next epoch while the current ones carry on;
+// switch_to_next() swaps them in, moves every link to the new epoch and
+// forgets the old epoch's failure. Incoming handshakes are accepted only for
+// the current epoch (from the process the view names, when known) or for the
+// prepared one (only the links this process must open); messages of older
+// epochs are dropped, an abort of a newer epoch is kept until the switch.
+//
 // Threading: engine thread only.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,11 +51,29 @@ class PeerTable final : public transport::TransportListener, public transport::L
 
   int nslots() const { return static_cast<int>(peers_.size()); }
   int slot() const { return slot_; }
+  uint64_t epoch() const { return epoch_; }
+
+  // A standby takes `slot` and starts in `epoch`, where `instances` (index:
+  // slot) are the processes it may link with.
+  void start_as(int slot, uint64_t epoch, std::vector<uint64_t> instances);
+  // Phase 1: accept links of `epoch` from the processes `instances` names
+  // for the peer slots in `open`. Replaces an earlier prepared epoch.
+  void prepare_next(uint64_t epoch, std::vector<int> open, std::vector<uint64_t> instances);
+  bool next_prepared() const { return next_.active; }
+  uint64_t next_epoch() const { return next_.epoch; }
+  // Peer slots of the prepared epoch that have no live link yet.
+  std::vector<int> next_missing() const;
+  // Why the prepared epoch cannot be switched to (a joiner died); ok if it can.
+  const Status& next_error() const { return next_.error; }
+  // Phase 2 (see above). Fails, after switching, when a link to open is
+  // missing: the communicator is then failed in the new epoch.
+  Status switch_to_next();
 
   // The link to `slot`, or nullptr when there is none (yet). It may be dead.
   transport::Link* link(int slot) const;
   // Connects to `slot` unless a link exists or is being made.
   void request_link(int slot, const std::string& endpoint, uint64_t instance_id);
+  bool connecting(int slot) const { return peers_[static_cast<size_t>(slot)].connecting; }
   // Why the last connect to `slot` failed; ok when none did.
   const Status& connect_error(int slot) const;
 
@@ -83,12 +111,31 @@ class PeerTable final : public transport::TransportListener, public transport::L
     Status connect_error;
     Liveness liveness;
   };
+  struct NextEpoch {
+    bool active = false;
+    uint64_t epoch = 0;
+    std::vector<int> open;
+    std::vector<uint64_t> instances;  // index: slot
+    std::vector<std::unique_ptr<transport::Link>> links;
+    Status error;
+  };
   bool valid_peer(int slot) const { return slot >= 0 && slot < nslots() && slot != slot_; }
   Peer& peer(int slot) { return peers_[static_cast<size_t>(slot)]; }
+  bool is_current(const transport::Link& link) const;
+  bool is_next(const transport::Link& link) const;
+  bool opens_next(int slot) const;
+  transport::Verdict incoming_current(const transport::Hello& hello);
+  transport::Verdict incoming_next(const transport::Hello& hello);
+  void on_next_failed(int slot, const Status& why);
+  void retire_replaced();
 
   int slot_;
+  uint64_t epoch_ = 0;
+  std::vector<uint64_t> instances_;  // index: slot; 0 while unknown
   transport::Transport* transport_ = nullptr;
   std::vector<Peer> peers_;
+  NextEpoch next_;
+  std::optional<transport::ControlMessage> deferred_abort_;  // of a newer epoch
   Status failure_;
   uint64_t ops_entered_ = 0;
   int waiting_on_ = -1;

@@ -139,6 +139,7 @@ Result<StoreResponse> TcpStore::call(const StoreRequest& request, Duration reply
   limits.job_id = job_id_;
   limits.max_data_length = kMaxStoreFrame;
   limits.store_frames = true;
+  limits.epoch = 0;
   Result<FrameHeader> parsed =
       st.ok() ? transport::parse_frame_header(reply_header, limits) : Result<FrameHeader>(st);
   std::vector<std::byte> body;

@@ -155,6 +155,7 @@ void TcpStoreServer::Impl::on_connection_event(Connection& c) {
     limits.job_id = job_id_;
     limits.max_data_length = kMaxStoreFrame;
     limits.store_frames = true;
+    limits.epoch = 0;
     c.stream = std::make_unique<FrameStream>(c.fd.get(), limits);
   }
   Status st = c.stream->read_available([&](const FrameHeader& h, std::vector<std::byte>&& payload) {

@@ -18,6 +18,9 @@ inline constexpr size_t kMaxAbortReason = 1024;
 
 struct ControlMessage {
   FrameKind kind = FrameKind::kHeartbeat;
+  // The epoch of the frame that carried it (filled in by the receiving link;
+  // not part of the payload): the owner drops messages of older epochs.
+  uint64_t epoch = 0;
   // kHeartbeat: how far the sender has got, so a waiting peer can tell a
   // slot that never entered an operation from one that is itself waiting.
   uint64_t ops_entered = 0;  // operations the sender has started

@@ -82,8 +82,8 @@ Result<FrameHeader> parse_frame_header(std::span<const std::byte> bytes,
     return error(TM_ERROR_PROTOCOL, "frame carries job id ", h.job_id, ", expected ",
                  limits.job_id);
   }
-  if (h.epoch != limits.epoch) {
-    return error(TM_ERROR_PROTOCOL, "frame carries epoch ", h.epoch, ", expected ", limits.epoch);
+  if (limits.epoch && h.epoch != *limits.epoch) {
+    return error(TM_ERROR_PROTOCOL, "frame carries epoch ", h.epoch, ", expected ", *limits.epoch);
   }
   if (limits.peer_slot >= 0 && h.src_slot != limits.peer_slot) {
     return error(TM_ERROR_PROTOCOL, "frame claims to come from slot ", h.src_slot,

@@ -5,7 +5,7 @@
 //     4     2  wire version
 //     6     2  kind (FrameKind)
 //     8     8  job id        - must equal the receiver's job id
-//    16     8  epoch         - must equal the link's epoch
+//    16     8  epoch         - membership epoch: a link drops older, holds newer
 //    24     8  tag           - data frames: must equal the posted receive's tag
 //    32     8  length        - payload bytes; bounded by the receiver
 //    40     4  sender's slot - must equal the slot the link was opened with
@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "common/status.h"
@@ -56,7 +57,9 @@ struct FrameHeader {
 // What a receiver accepts.
 struct FrameLimits {
   uint64_t job_id = 0;
-  uint64_t epoch = 0;
+  // When set, frames of any other epoch are rejected. Links leave it unset:
+  // they sort frames by epoch themselves (older: dropped, newer: held).
+  std::optional<uint64_t> epoch;
   int32_t peer_slot = -1;        // the slot the link was opened with
   uint64_t max_data_length = 0;  // data/store frames longer than this are rejected
   bool store_frames = false;     // store kinds instead of link kinds

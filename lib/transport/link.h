@@ -19,7 +19,12 @@
 //    A dead link is never revived; the owner replaces it.
 //  - cancel_pending() abandons every posted request at once (see below).
 //  - Control frames (heartbeat, abort) are delivered to the LinkObserver as
-//    soon as they are read; they may overtake queued data frames.
+//    soon as they are read, with the epoch they were sent in; they may
+//    overtake queued data frames.
+//  - Epochs: every frame carries the sender's membership epoch. Data frames
+//    of an older epoch than the link's are read and dropped (a fence: stale
+//    data never reaches a receive), frames of a newer epoch wait in the
+//    socket until the link advances to it, like a frame with no receive.
 #pragma once
 
 #include <cstddef>
@@ -71,6 +76,16 @@ class Link {
   // zero bytes, and incoming data frames are read and discarded from now on.
   // Control frames keep flowing. Used when an operation is abandoned.
   virtual void cancel_pending() = 0;
+  // Moves the link to a later membership epoch (a switch): frames sent from
+  // now on carry it, incoming frames of earlier epochs are dropped, and a
+  // link detached by cancel_pending() takes new requests again. Requests
+  // still pending test as kFailed. Does no I/O: call resume() on every
+  // link afterwards.
+  virtual void advance_epoch(uint64_t epoch) = 0;
+  // Reads and writes what the socket allows now (edge-triggered events do
+  // not repeat for data that arrived before advance_epoch()).
+  virtual void resume() = 0;
+  virtual uint64_t epoch() const = 0;
   // Queues a heartbeat or abort; dropped silently once the link is dead.
   virtual void send_control(const ControlMessage& message) = 0;
   // Sends goodbye after every queued data frame, then shuts the write side.

@@ -18,8 +18,9 @@ namespace trainmover::transport {
 
 class TransportListener {
  public:
-  // An authenticated peer of this job, communicator and epoch asks for a
-  // link. Return kAccepted to take it, or the reason for refusing.
+  // An authenticated peer of this job and communicator asks for a link in
+  // the epoch of its hello. Return kAccepted to take it, or the reason for
+  // refusing (kWrongEpoch, kRefused...). The link gets the hello's epoch.
   virtual Verdict on_incoming(const Hello& peer) = 0;
   // A link is up: either an accepted incoming one or a completed connect().
   virtual void on_link_ready(std::unique_ptr<Link> link, const Hello& peer) = 0;
@@ -39,6 +40,10 @@ class Transport {
   // Opens a link to the process serving `slot` at `endpoint`; `instance_id`
   // (0: any) must match the process found there.
   virtual void connect(int slot, const std::string& endpoint, uint64_t instance_id) = 0;
+  // The slot and epoch announced in handshakes from now on: a standby takes
+  // its slot when it joins, every process the new epoch at a switch. Links
+  // opened later start in this epoch; existing ones are not touched.
+  virtual void set_identity(int slot, uint64_t epoch) = 0;
   // Drops an outgoing connect to `slot` still in its handshake.
   virtual void cancel_connect(int slot) = 0;
   // Fails handshakes past their deadline and frees finished ones; call after

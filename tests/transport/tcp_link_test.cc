@@ -100,6 +100,11 @@ class TcpLinkTest : public ::testing::Test {
     return true;
   }
 
+  // Runs the loop for a few rounds, for checks that nothing happens.
+  void settle() {
+    for (int i = 0; i < 20; ++i) (void)loop_->run_once(std::chrono::milliseconds(2));
+  }
+
   // Writes raw bytes from the left end (the "peer").
   void raw_write(std::span<const std::byte> bytes) {
     size_t done = 0;
@@ -239,7 +244,6 @@ struct BadFrameCase {
 TEST_F(TcpLinkTest, BadFramesFromThePeerKillTheLinkBeforeAnyPayloadLands) {
   const BadFrameCase cases[] = {
       {"job id", [](FrameHeader& h) { h.job_id = kJob + 1; }, false, "job id 43"},
-      {"epoch", [](FrameHeader& h) { h.epoch = kEpoch - 1; }, false, "epoch 2"},
       {"src slot", [](FrameHeader& h) { h.src_slot = 5; }, false, "slot 5"},
       {"crc", [](FrameHeader&) {}, true, "checksum"},
       {"oversized", [](FrameHeader& h) { h.length = kMaxFrame + 1; }, false, "exceeds the limit"},
@@ -502,6 +506,102 @@ TEST_F(TcpLinkTest, MalformedControlPayloadFailsTheLink) {
   EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "heartbeat"));
   EXPECT_TRUE(observer.controls.empty());
   EXPECT_EQ(observer.failures, 1);
+}
+
+}  // namespace
+}  // namespace trainmover::transport::tcp
+
+namespace trainmover::transport::tcp {
+namespace {
+
+// ---- epochs: the fence of the two-phase switch ------------------------------
+
+TEST_F(TcpLinkTest, OlderEpochDataIsDroppedNeverDelivered) {
+  auto right = make_right();
+  GuardedBuffer buf(256);
+  auto recv = right->post_recv(1, buf.span());
+  FrameHeader stale = peer_header(1, 256);
+  stale.epoch = kEpoch - 1;
+  raw_frame(stale, pattern(256, 1));
+  auto fresh = pattern(256, 2);
+  raw_frame(peer_header(1, 256), fresh);
+  ASSERT_TRUE(drive([&] { return right->test(recv) != RequestState::kPending; }));
+  EXPECT_EQ(right->test(recv), RequestState::kDone);
+  EXPECT_FALSE(right->failed());
+  EXPECT_TRUE(std::equal(fresh.begin(), fresh.end(), buf.span().begin()));
+  EXPECT_TRUE(buf.guard_intact());
+}
+
+TEST_F(TcpLinkTest, NewerEpochDataWaitsForAdvanceEpoch) {
+  auto right = make_right();
+  GuardedBuffer early(128);
+  auto recv = right->post_recv(1, early.span());
+  FrameHeader next = peer_header(1, 128);
+  next.epoch = kEpoch + 1;
+  auto payload = pattern(128, 5);
+  raw_frame(next, payload);
+  settle();  // nothing must complete
+  EXPECT_EQ(right->test(recv), RequestState::kPending);
+  EXPECT_TRUE(early.untouched());
+  right->advance_epoch(kEpoch + 1);
+  right->resume();
+  EXPECT_EQ(right->test(recv), RequestState::kFailed);  // it belonged to the old epoch
+  GuardedBuffer buf(128);
+  auto again = right->post_recv(1, buf.span());
+  ASSERT_TRUE(drive([&] { return right->test(again) != RequestState::kPending; }));
+  EXPECT_EQ(right->test(again), RequestState::kDone);
+  EXPECT_TRUE(std::equal(payload.begin(), payload.end(), buf.span().begin()));
+  EXPECT_TRUE(early.untouched());
+  EXPECT_EQ(right->epoch(), kEpoch + 1);
+}
+
+TEST_F(TcpLinkTest, CancelledLinkResynchronisesAtTheNextEpoch) {
+  RecordingObserver left_events, right_events;
+  auto left = make_left(&left_events);
+  auto right = make_right(&right_events);
+  // An operation is abandoned half-way: the left end sent, the right end
+  // cancelled before receiving.
+  auto old_data = pattern(64 << 10, 7);
+  left->post_send(1, old_data);
+  GuardedBuffer old_buf(64 << 10);
+  right->post_recv(2, old_buf.span());  // a mismatching tag would fail; cancel first
+  right->cancel_pending();
+  left->cancel_pending();
+  settle();
+  // Both move to the next epoch and run a new operation on the same link.
+  left->advance_epoch(kEpoch + 1);
+  right->advance_epoch(kEpoch + 1);
+  left->resume();
+  right->resume();
+  auto new_data = pattern(4096, 9);
+  GuardedBuffer buf(4096);
+  auto recv = right->post_recv(1, buf.span());
+  auto send = left->post_send(1, new_data);
+  ASSERT_TRUE(drive([&] {
+    return right->test(recv) != RequestState::kPending &&
+           left->test(send) != RequestState::kPending;
+  }));
+  EXPECT_EQ(right->test(recv), RequestState::kDone);
+  EXPECT_EQ(left->test(send), RequestState::kDone);
+  EXPECT_TRUE(std::equal(new_data.begin(), new_data.end(), buf.span().begin()));
+  EXPECT_TRUE(old_buf.untouched());
+  EXPECT_FALSE(left->failed());
+  EXPECT_FALSE(right->failed());
+}
+
+TEST_F(TcpLinkTest, ControlMessagesCarryTheirEpoch) {
+  RecordingObserver left_events, right_events;
+  auto left = make_left(&left_events);
+  auto right = make_right(&right_events);
+  ControlMessage hb;
+  hb.kind = FrameKind::kHeartbeat;
+  left->send_control(hb);
+  ASSERT_TRUE(drive([&] { return right_events.controls.size() == 1; }));
+  left->advance_epoch(kEpoch + 2);
+  left->send_control(hb);
+  ASSERT_TRUE(drive([&] { return right_events.controls.size() == 2; }));
+  EXPECT_EQ(right_events.controls[0].epoch, kEpoch);
+  EXPECT_EQ(right_events.controls[1].epoch, kEpoch + 2);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ TcpLink::TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObser
       fd_(std::move(fd)),
       options_(options),
       observer_(observer),
+      epoch_(options.epoch),
       sends_(options.max_outstanding),
       controls_(kControlQueueCapacity),
       recvs_(options.max_outstanding) {}
@@ -39,7 +40,7 @@ FrameHeader TcpLink::make_header(FrameKind kind, uint64_t tag, uint64_t length) 
   FrameHeader h;
   h.kind = kind;
   h.job_id = options_.job_id;
-  h.epoch = options_.epoch;
+  h.epoch = epoch_;
   h.tag = tag;
   h.length = length;
   h.src_slot = options_.local_slot;
@@ -162,7 +163,8 @@ RequestHandle TcpLink::post_recv(uint64_t tag, std::span<std::byte> data) {
 
 RequestState TcpLink::test(RequestHandle request) const {
   uint64_t cancelled_from = request.is_send ? sends_cancelled_from_ : recvs_cancelled_from_;
-  if (request.seq >= cancelled_from) return RequestState::kFailed;
+  uint64_t cancelled_until = request.is_send ? sends_cancelled_until_ : recvs_cancelled_until_;
+  if (request.seq >= cancelled_from && request.seq < cancelled_until) return RequestState::kFailed;
   uint64_t done = request.is_send ? sends_done_ : recvs_done_;
   if (request.seq < done) return RequestState::kDone;
   return failed() ? RequestState::kFailed : RequestState::kPending;
@@ -171,7 +173,8 @@ RequestState TcpLink::test(RequestHandle request) const {
 void TcpLink::cancel_pending() {
   if (detached_) return;
   detached_ = true;
-  sends_cancelled_from_ = std::min(sends_cancelled_from_, sends_done_);
+  sends_cancelled_from_ = sends_done_;
+  sends_cancelled_until_ = kNotCancelled;
   if (!sends_.empty() && sends_.front().written > 0) {
     // The frame is on the wire already and the peer will take it as complete:
     // finish it with its real bytes, copied out of the caller's buffer.
@@ -193,16 +196,41 @@ void TcpLink::cancel_pending() {
   }
 }
 
+void TcpLink::advance_epoch(uint64_t epoch) {
+  if (epoch <= epoch_ || failed()) return;
+  // Requests cannot straddle epochs. A switch happens between operations,
+  // so normally nothing is posted (or cancel_pending() already ran).
+  if (!detached_ && (!sends_.empty() || !recvs_.empty())) cancel_pending();
+  epoch_ = epoch;
+  // Reattach: what was posted so far stays cancelled; numbering goes on.
+  sends_cancelled_until_ = sends_posted_;
+  recvs_cancelled_until_ = recvs_posted_;
+  sends_done_ = sends_posted_;  // a rescued frame still queued is not counted
+  recvs_done_ = recvs_posted_;
+  detached_ = false;
+  discarding_ = false;
+}
+
+void TcpLink::resume() {
+  if (failed()) return;
+  read_some();
+  if (!failed()) write_some();
+}
+
 void TcpLink::cancel_receives() {
-  recvs_cancelled_from_ = std::min(recvs_cancelled_from_, recvs_done_);
+  if (recvs_cancelled_until_ != kNotCancelled) {
+    recvs_cancelled_from_ = recvs_done_;
+    recvs_cancelled_until_ = kNotCancelled;
+  } else {
+    recvs_cancelled_from_ = std::min(recvs_cancelled_from_, recvs_done_);
+  }
   recvs_.clear();
   discarding_ = true;
   if (read_state_ == ReadState::kPayload) {
     discard_left_ = frame_.length - payload_got_;
     read_state_ = ReadState::kDiscard;
-  } else if (read_state_ == ReadState::kHeld) {
-    discard_left_ = frame_.length;
-    read_state_ = ReadState::kDiscard;
+  } else if (read_state_ == ReadState::kHeld && frame_.epoch <= epoch_) {
+    discard_frame(frame_.length);  // a newer epoch's frame stays held
   }
 }
 
@@ -387,7 +415,6 @@ bool TcpLink::read_header() {
   header_got_ = 0;
   FrameLimits limits;
   limits.job_id = options_.job_id;
-  limits.epoch = options_.epoch;
   limits.peer_slot = options_.peer_slot;
   limits.max_data_length = options_.max_frame_bytes;
   auto header = parse_frame_header(header_bytes_, limits);
@@ -403,9 +430,9 @@ bool TcpLink::read_header() {
 void TcpLink::on_header(const FrameHeader& header) {
   frame_ = header;
   payload_got_ = 0;
-  if (header.kind == FrameKind::kData && discarding_) {
-    discard_left_ = header.length;
-    read_state_ = ReadState::kDiscard;
+  bool stale = header.epoch < epoch_ || (discarding_ && header.epoch == epoch_);
+  if (header.kind == FrameKind::kData && stale) {
+    discard_frame(header.length);
   } else if (header.kind == FrameKind::kData) {
     read_state_ = ReadState::kHeld;
   } else if (header.length > 0) {
@@ -415,9 +442,19 @@ void TcpLink::on_header(const FrameHeader& header) {
   }
 }
 
+void TcpLink::discard_frame(uint64_t payload_left) {
+  discard_left_ = payload_left;
+  read_state_ = ReadState::kDiscard;
+}
+
 // A data frame's header has been read: match it with the oldest posted receive.
 bool TcpLink::match_held_frame() {
-  if (recvs_.empty()) return false;  // back-pressure until a receive is posted
+  if (frame_.epoch < epoch_) {  // held across a switch: the fence drops it
+    discard_frame(frame_.length);
+    return true;
+  }
+  // A newer epoch's frame waits for advance_epoch(), as for a receive.
+  if (frame_.epoch > epoch_ || recvs_.empty()) return false;
   const RecvEntry& r = recvs_.front();
   if (frame_.tag != r.tag || frame_.length != r.length) {
     fail(Status(TM_ERROR_PROTOCOL,
@@ -474,6 +511,7 @@ void TcpLink::on_control_frame() {
     return;
   }
   if (frame_.kind == FrameKind::kGoodbye) peer_left_ = true;
+  message.value().epoch = frame_.epoch;
   if (observer_ != nullptr) observer_->on_control(*this, message.value());
 }
 

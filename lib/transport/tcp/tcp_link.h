@@ -30,7 +30,7 @@ class TcpLink final : public Link, private EventHandler {
  public:
   struct Options {
     uint64_t job_id = 0;
-    uint64_t epoch = 0;
+    uint64_t epoch = 0;  // the link's first epoch (advance_epoch moves it on)
     int32_t local_slot = -1;
     int32_t peer_slot = -1;
     uint64_t peer_instance = 0;
@@ -51,6 +51,9 @@ class TcpLink final : public Link, private EventHandler {
   size_t pending_sends() const override { return sends_.size(); }
   size_t pending_recvs() const override { return recvs_.size(); }
   void cancel_pending() override;
+  void advance_epoch(uint64_t epoch) override;
+  void resume() override;
+  uint64_t epoch() const override { return epoch_; }
   void send_control(const ControlMessage& message) override;
   void close_gracefully() override;
   bool flushed() const override { return flushed_; }
@@ -98,6 +101,7 @@ class TcpLink final : public Link, private EventHandler {
   bool read_control_payload();
   bool discard_payload();
   void on_header(const FrameHeader& header);
+  void discard_frame(uint64_t payload_left);
   bool match_held_frame();
   void on_control_frame();
 
@@ -117,14 +121,17 @@ class TcpLink final : public Link, private EventHandler {
   LinkObserver* observer_;
   Status status_;
   bool registered_ = false;
+  uint64_t epoch_ = 0;
 
   BoundedQueue<SendEntry> sends_;
   BoundedQueue<ControlEntry> controls_;
   uint64_t sends_posted_ = 0;
   uint64_t sends_done_ = 0;
-  // Sends and receives from these sequence numbers on were cancelled.
+  // Sends and receives with sequence numbers in [from, until) were cancelled.
   uint64_t sends_cancelled_from_ = kNotCancelled;
   uint64_t recvs_cancelled_from_ = kNotCancelled;
+  uint64_t sends_cancelled_until_ = kNotCancelled;
+  uint64_t recvs_cancelled_until_ = kNotCancelled;
   bool detached_ = false;          // cancel_pending() was called: no new requests are queued
   std::vector<std::byte> rescue_;  // the unsent rest of a frame cancelled half-way
   size_t rescue_base_ = 0;         // payload offset that rescue_[0] stands for

@@ -16,6 +16,7 @@ struct TcpTransport::Pending final : EventHandler {
   std::unique_ptr<HandshakeSession> session;
   int slot = -1;  // outgoing: the slot asked for; incoming: -1 until known
   bool outgoing = false;
+  uint64_t epoch = 0;  // outgoing: the epoch we asked for (the link's epoch)
   bool registered = false;
   bool finished = false;
   Clock::time_point deadline;
@@ -110,6 +111,11 @@ void TcpTransport::connect(int slot, const std::string& endpoint, uint64_t insta
   start_session(std::move(session).value(), slot, true);
 }
 
+void TcpTransport::set_identity(int slot, uint64_t epoch) {
+  options_.slot = slot;
+  options_.epoch = epoch;
+}
+
 void TcpTransport::cancel_connect(int slot) {
   for (auto& p : pending_) {
     if (p->outgoing && p->slot == slot && !p->finished) retire(*p);
@@ -123,6 +129,7 @@ void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int 
   pending->session = std::move(session);
   pending->slot = slot;
   pending->outgoing = outgoing;
+  pending->epoch = options_.epoch;
   pending->deadline = Clock::now() + options_.handshake_timeout;
   Status st = loop_.add(pending->session->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, pending.get());
   if (!st.ok()) {
@@ -166,7 +173,8 @@ void TcpTransport::finish(Pending& pending) {
   Status st = set_link_options(fd.get(), options_.socket);
   TcpLink::Options lo;
   lo.job_id = options_.job_id;
-  lo.epoch = options_.epoch;
+  // The connector's epoch, which the acceptor's policy agreed to.
+  lo.epoch = pending.outgoing ? pending.epoch : peer.epoch;
   lo.local_slot = options_.slot;
   lo.peer_slot = peer.slot;
   lo.peer_instance = peer.instance_id;

@@ -1,0 +1,21 @@
+// How a view travels through the rendezvous store: the coordinator (today a
+// test or the benchmark's driver, later control/) publishes each new view
+// under view_key(); the processes it names read it there.
+//
+// Record: one line "epoch <n> slots <n> pairs <n>", then a line per slot
+// with its endpoint record (comm/endpoint.h), then "a b" per extra pair.
+#pragma once
+
+#include <string>
+
+#include "comm/view.h"
+#include "common/status.h"
+
+namespace trainmover {
+
+std::string view_key(const std::string& comm_name, uint64_t epoch);
+std::string encode_view(const View& view);
+// Rejects malformed records and views that fail View::validate().
+Result<View> parse_view(const std::string& record);
+
+}  // namespace trainmover
