@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "comm/view.h"
+#include "comm/view_record.h"
 
 namespace trainmover {
 namespace {
@@ -103,6 +104,54 @@ TEST(View, RejectsBadViews) {
   View bad_pair = ring(4);
   bad_pair.extra_pairs = {{1, 1}};
   EXPECT_EQ(bad_pair.validate().code(), TM_ERROR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace trainmover
+
+// ---- view records: how views travel through the store ------------------------
+
+namespace trainmover {
+namespace {
+
+TEST(ViewRecord, RoundTrips) {
+  View v = ring(5, 7);
+  v.extra_pairs = {{0, 3}, {1, 4}};
+  auto parsed = parse_view(encode_view(v));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->epoch, 7u);
+  ASSERT_EQ(parsed->nslots(), 5);
+  for (int s = 0; s < 5; ++s) {
+    EXPECT_EQ(parsed->slots[static_cast<size_t>(s)].address,
+              v.slots[static_cast<size_t>(s)].address);
+    EXPECT_EQ(parsed->slots[static_cast<size_t>(s)].instance_id,
+              v.slots[static_cast<size_t>(s)].instance_id);
+  }
+  EXPECT_EQ(parsed->extra_pairs, v.extra_pairs);
+}
+
+TEST(ViewRecord, MalformedRecordsAreRejectedSayingWhy) {
+  std::string good = encode_view(ring(3));
+  struct Case {
+    std::string record;
+    const char* expected;
+  } cases[] = {
+      {"", "empty"},
+      {"epoch x slots 3 pairs 0\n", "bad header"},
+      {"epoch 1 slots 0 pairs 0\n", "bad header"},
+      {good.substr(0, good.rfind("127.0.0.1")), "missing slot 2"},
+      {good + "junk\n", "trailing data"},
+      {"epoch 1 slots 1 pairs 1\n127.0.0.1:1 0000000000000001\n0\n", "bad pair 0"},
+      {"epoch 1 slots 2 pairs 0\n127.0.0.1:1 0000000000000001\n127.0.0.1:2 0000000000000001\n",
+       "serves two slots"},
+      {"epoch 1 slots 1 pairs 0\n127.0.0.1:1 xyz\n", "malformed endpoint"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = parse_view(c.record);
+    ASSERT_FALSE(parsed.ok()) << c.expected;
+    EXPECT_NE(parsed.status().message().find(c.expected), std::string::npos)
+        << parsed.status().message();
+  }
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "comm/endpoint.h"
+#include "common/event_loop.h"
 #include "support/reference.h"
+#include "transport/tcp/tcp_transport.h"
 
 namespace trainmover::testing {
 
@@ -31,6 +33,67 @@ View replace_slot(View view, uint64_t epoch, int slot, const Endpoint& joiner) {
   view.epoch = epoch;
   view.slots[static_cast<size_t>(slot)] = joiner;
   return view;
+}
+
+Status switch_to(Communicator& comm, const View& next) {
+  TM_RETURN_IF_ERROR(comm.prepare_switch(next));
+  TM_RETURN_IF_ERROR(comm.wait_prepared());
+  return comm.switchover(next.epoch);
+}
+
+Status join_view(Communicator& comm, const View& next) {
+  TM_RETURN_IF_ERROR(comm.join(next));
+  return comm.switchover(next.epoch);
+}
+
+namespace {
+
+// Records how one outgoing connect ended.
+class HandshakeOutcome final : public transport::TransportListener, public transport::LinkObserver {
+ public:
+  transport::Verdict on_incoming(const transport::Hello&) override {
+    return transport::Verdict::kRefused;
+  }
+  void on_link_ready(std::unique_ptr<transport::Link> link, const transport::Hello&) override {
+    link_ = std::move(link);
+    verdict_ = transport::Verdict::kAccepted;
+  }
+  void on_connect_failed(int, const Status& status, transport::Verdict verdict) override {
+    verdict_ = verdict;
+    status_ = status;
+  }
+  void on_control(transport::Link&, const transport::ControlMessage&) override {}
+  void on_link_failed(transport::Link&) override {}
+
+  std::optional<transport::Verdict> verdict_;
+  Status status_;
+  std::unique_ptr<transport::Link> link_;
+};
+
+}  // namespace
+
+Result<transport::Verdict> try_handshake(const TestJob& job, const std::string& name, int slot,
+                                         uint64_t epoch, uint64_t instance, int target_slot,
+                                         const Endpoint& target) {
+  TM_ASSIGN_OR_RETURN(auto loop, EventLoop::create());
+  HandshakeOutcome outcome;
+  transport::tcp::TcpTransport::Options o;
+  o.job_id = job.job_id();
+  o.comm_id = comm_id_of(name);
+  o.epoch = epoch;
+  o.slot = slot;
+  o.instance_id = instance;
+  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(*loop, job.secret(), o,
+                                                                           &outcome, &outcome));
+  transport->connect(target_slot, target.address, target.instance_id);
+  Deadline deadline = Deadline::after(std::chrono::seconds(10));
+  while (!outcome.verdict_ && !deadline.expired()) {
+    TM_RETURN_IF_ERROR(loop->run_once(std::chrono::milliseconds(10)));
+    transport->sweep();
+  }
+  outcome.link_.reset();
+  if (!outcome.verdict_) return error(TM_ERROR_TIMEOUT, "handshake did not finish");
+  return *outcome.verdict_;
 }
 
 Status publish_endpoint(rendezvous::Store& store, const std::string& key, const Endpoint& e) {

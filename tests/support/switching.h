@@ -12,6 +12,7 @@
 #include "comm/view.h"
 #include "rendezvous/tcp_store.h"
 #include "support/multiprocess.h"
+#include "transport/handshake.h"
 
 namespace trainmover::testing {
 
@@ -21,6 +22,18 @@ std::unique_ptr<rendezvous::TcpStore> connect_store(const TestJob& job);
 Result<View> initial_view(rendezvous::Store& store, const std::string& name, int nslots);
 // `view` at `epoch`, with `slot` served by `joiner`.
 View replace_slot(View view, uint64_t epoch, int slot, const Endpoint& joiner);
+
+// prepare_switch + wait_prepared + switchover on a process of the current view.
+Status switch_to(Communicator& comm, const View& next);
+// join + switchover on a standby.
+Status join_view(Communicator& comm, const View& next);
+
+// A handshake as `slot`/`epoch`/`instance` of communicator `name` with the
+// process at `target` (which must serve `target_slot`): the acceptor's
+// verdict (kAccepted when a link came up), or why no verdict came.
+Result<transport::Verdict> try_handshake(const TestJob& job, const std::string& name, int slot,
+                                         uint64_t epoch, uint64_t instance, int target_slot,
+                                         const Endpoint& target);
 
 // Publishes / reads a standby's endpoint under `key`.
 Status publish_endpoint(rendezvous::Store& store, const std::string& key, const Endpoint& e);
