@@ -147,6 +147,41 @@ tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int p
                     tm_comm_t comm);
 tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, tm_comm_t comm);
 
+/* ---- Membership switch: replacing the process that serves a slot ----------
+ * (trainmover(3), MEMBERSHIP SWITCH). Phase 1 runs while collectives go on;
+ * phase 2, tm_comm_switchover, is called by every process of the old and the
+ * new view at the same point between operations. Views are numbered by
+ * epoch (the first is 0) and published in the job's store. */
+
+/* A standby: a process that serves no slot yet (config->slot is ignored).
+ * Collectives fail on it until it has joined and switched over. */
+tm_result_t tm_comm_init_standby(tm_comm_t* comm, const tm_config_t* config);
+
+/* Phase 1 on a standby: take `slot` in view `epoch` (the view of epoch-1
+ * with this process serving `slot`), publish that view for the others, and
+ * start connecting to the new peers. Called once per standby. */
+tm_result_t tm_comm_join(tm_comm_t comm, uint64_t epoch, int slot);
+
+/* Phase 1 on a process of the current view: read view `epoch` (waiting up to
+ * connect_timeout_s for it to be published) and prepare its links. Does not
+ * block collectives. A process the view leaves out becomes the leaver. A
+ * later epoch prepared afterwards replaces this one. */
+tm_result_t tm_comm_prepare_switch(tm_comm_t comm, uint64_t epoch);
+
+/* Until the links this process opens for the prepared view are up (at once
+ * when it opens none). An error names the joining slot that failed; nothing
+ * has switched, so the job may go on in the current view. */
+tm_result_t tm_comm_wait_prepared(tm_comm_t comm);
+
+/* Phase 2: after it the process is in view `epoch` — or, for the leaver, out
+ * of the communicator (destroy it). After an unexpected failure, issue the
+ * failed operations again after it. An error means a joining process is
+ * missing: the communicator is in the new epoch, failed, naming the slot. */
+tm_result_t tm_comm_switchover(tm_comm_t comm, uint64_t epoch);
+
+/* The view this process is in. */
+tm_result_t tm_comm_epoch(tm_comm_t comm, uint64_t* epoch);
+
 /* Embedded rendezvous store server for the job, bound to `address`
  * ("host:port"; port 0 picks a free one). Only clients presenting
  * `job_secret` (hex) are served. */

@@ -69,6 +69,20 @@ tm_result_t tm_comm_init(tm_comm_t* comm, const tm_config_t* config) {
   });
 }
 
+tm_result_t tm_comm_init_standby(tm_comm_t* comm, const tm_config_t* config) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(need(config, "config"));
+    *comm = nullptr;
+    tm_config_t copy = *config;
+    copy.slot = 0;  // a standby has none; any valid value passes the checks
+    TM_ASSIGN_OR_RETURN(trainmover::CommConfig c, trainmover::CommConfig::from_c(copy));
+    TM_ASSIGN_OR_RETURN(auto impl, trainmover::Communicator::create_standby(c));
+    *comm = new tm_comm{std::move(impl)};
+    return trainmover::Status::Ok();
+  });
+}
+
 tm_result_t tm_comm_destroy(tm_comm_t comm) {
   return guarded([&] {
     delete comm;
@@ -90,6 +104,55 @@ tm_result_t tm_comm_nslots(tm_comm_t comm, int* nslots) {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(nslots, "nslots"));
     *nslots = comm->impl->nslots();
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_comm_join(tm_comm_t comm, uint64_t epoch, int slot) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    trainmover::Communicator& c = *comm->impl;
+    if (epoch == 0)
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "epoch 0 is the first view");
+    if (slot < 0 || slot >= c.nslots()) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is not in [0, ",
+                               c.nslots(), ")");
+    }
+    TM_ASSIGN_OR_RETURN(trainmover::View view, c.fetch_view(epoch - 1));
+    view.epoch = epoch;
+    view.slots[static_cast<size_t>(slot)] = c.endpoint();
+    TM_RETURN_IF_ERROR(c.publish_view(view));
+    return c.join(view);
+  });
+}
+
+tm_result_t tm_comm_prepare_switch(tm_comm_t comm, uint64_t epoch) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_ASSIGN_OR_RETURN(trainmover::View view, comm->impl->fetch_view(epoch));
+    return comm->impl->prepare_switch(view);
+  });
+}
+
+tm_result_t tm_comm_wait_prepared(tm_comm_t comm) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    return comm->impl->wait_prepared();
+  });
+}
+
+tm_result_t tm_comm_switchover(tm_comm_t comm, uint64_t epoch) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    return comm->impl->switchover(epoch);
+  });
+}
+
+tm_result_t tm_comm_epoch(tm_comm_t comm, uint64_t* epoch) {
+  return guarded([&] {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(need(epoch, "epoch"));
+    *epoch = comm->impl->epoch();
     return trainmover::Status::Ok();
   });
 }

@@ -12,9 +12,6 @@
 namespace trainmover {
 namespace {
 
-// Endpoint records of the first epoch are in the store; later views carry
-// every endpoint themselves.
-constexpr uint64_t kFirstEpoch = 0;
 constexpr size_t kMaxOutstanding = 256;
 // Large messages go in frames of this size: it bounds what a cancelled
 // frame's rescue copy (TcpLink::cancel_pending) can cost.

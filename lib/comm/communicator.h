@@ -69,6 +69,12 @@ class Communicator {
   // (a joiner missing) leaves the communicator failed in the new epoch,
   // naming the slot, ready for another switch.
   Status switchover(uint64_t epoch);
+  // Views in the rendezvous store (comm/view_record.h), for callers that
+  // coordinate a switch themselves. fetch_view(0) assembles the first view
+  // from the endpoint records; later views are read as published, waiting
+  // up to connect_timeout_s for them.
+  Result<View> fetch_view(uint64_t epoch);
+  Status publish_view(const View& view);
   // Bytes of data buffers (staging) allocated; fixed at creation: a switch
   // allocates none.
   size_t data_buffer_bytes() const { return staging_.slots() * staging_.slot_bytes(); }
@@ -100,6 +106,9 @@ class Communicator {
   };
 
   enum class SwitchRole : uint8_t { kNone, kStayer, kJoiner, kLeaver };
+  // Endpoint records of the first epoch are in the store; later views carry
+  // every endpoint themselves.
+  static constexpr uint64_t kFirstEpoch = 0;
 
   Communicator(CommConfig config, JobSecret secret, std::unique_ptr<rendezvous::Store> store);
   static Result<std::unique_ptr<Communicator>> open(const CommConfig& config);

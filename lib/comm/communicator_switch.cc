@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "comm/communicator.h"
+#include "comm/view_record.h"
 #include "common/log.h"
 
 namespace trainmover {
@@ -163,6 +164,32 @@ Status Communicator::leave() {
   next_.reset();
   role_ = SwitchRole::kNone;
   return Status::Ok();
+}
+
+Result<View> Communicator::fetch_view(uint64_t epoch) {
+  Duration timeout = seconds(config_.connect_timeout_s);
+  if (epoch > 0) {
+    TM_ASSIGN_OR_RETURN(std::string record, store_->get(view_key(config_.name, epoch), timeout));
+    TM_ASSIGN_OR_RETURN(View view, parse_view(record));
+    if (view.epoch != epoch)
+      return error(TM_ERROR_PROTOCOL, "the view published as epoch ", epoch, " says epoch ",
+                   view.epoch);
+    return view;
+  }
+  View view;
+  for (int s = 0; s < config_.nslots; ++s) {
+    TM_ASSIGN_OR_RETURN(std::string record,
+                        store_->get(endpoint_key(config_.name, kFirstEpoch, s), timeout));
+    TM_ASSIGN_OR_RETURN(Endpoint e, parse_endpoint(record));
+    view.slots.push_back(std::move(e));
+  }
+  TM_RETURN_IF_ERROR(view.validate());
+  return view;
+}
+
+Status Communicator::publish_view(const View& view) {
+  TM_RETURN_IF_ERROR(view.validate());
+  return store_->set(view_key(config_.name, view.epoch), encode_view(view));
 }
 
 Status Communicator::switchover(uint64_t epoch) {
