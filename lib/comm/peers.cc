@@ -215,14 +215,15 @@ void PeerTable::on_control(transport::Link& link, const ControlMessage& message)
       on_next_failed(from, Status(static_cast<tm_result_t>(message.code), message.reason));
     return;
   }
-  if (!is_current(link) || message.epoch < epoch_) return;  // the old epoch's news
+  if (!is_current(link)) return;
+  Peer& p = peer(from);
+  p.liveness.heard = true;  // in any epoch: the peer is alive
+  p.liveness.last_heard = Clock::now();
+  if (message.epoch < epoch_) return;  // the old epoch's news
   if (message.epoch > epoch_) {
     if (message.kind == FrameKind::kAbort && !deferred_abort_) deferred_abort_ = message;
     return;
   }
-  Peer& p = peer(from);
-  p.liveness.heard = true;
-  p.liveness.last_heard = Clock::now();
   if (message.kind == FrameKind::kHeartbeat) {
     p.liveness.ops_entered = message.ops_entered;
     p.liveness.waiting_on = message.waiting_on;

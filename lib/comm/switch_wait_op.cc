@@ -6,7 +6,7 @@ namespace trainmover {
 namespace {
 // How soon a joiner dials again after a refusal: short, since the refusal
 // only means the stayer has not prepared the epoch yet.
-constexpr Duration kRedialDelay = std::chrono::milliseconds(1);
+constexpr Duration kRedialDelay = std::chrono::microseconds(200);
 }  // namespace
 
 SwitchWaitOp::SwitchWaitOp(PeerTable& peers, Duration timeout)

@@ -1,11 +1,14 @@
 // trainmover-bench: measures TrainMover's collectives against peers on this
-// host. A subcommand dispatcher: `allreduce` today; `worker` is the hidden
-// mode in which the benchmark re-executes itself as the ranks of a job.
+// host. A subcommand dispatcher: `allreduce` and `switch`; `worker` and
+// `switch-worker` are the hidden modes in which the benchmark re-executes
+// itself as the processes of a measured job.
 #include <cstdio>
 #include <cstring>
 #include <string_view>
 
 #include "allreduce_cmd.h"
+#include "switch_cmd.h"
+#include "switch_worker.h"
 #include "worker.h"
 
 namespace {
@@ -21,7 +24,10 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"allreduce", "float32 sum allreduce: trainmover vs gloo vs openmpi-tcp",
      trainmover::bench::allreduce_main},
+    {"switch", "replace one process by a standby: delta switch vs full rebuild",
+     trainmover::bench::switch_main},
     {"worker", nullptr, trainmover::bench::worker_main},
+    {"switch-worker", nullptr, trainmover::bench::switch_worker_main},
 };
 
 void print_help() {

@@ -6,43 +6,10 @@
 
 #include "config.h"
 #include "json_line.h"
-#include "launcher/local_job.h"
+#include "tool_run.h"
 
 namespace trainmover::bench {
 namespace {
-
-struct ToolRun {
-  int status = -1;
-  std::string out;  // stdout only
-  std::string all;  // stdout then stderr
-};
-
-// Runs `trainmover-bench ARGS`, bounded, capturing stdout and (separately) stderr.
-ToolRun bench(const std::string& args, double timeout_s = 120) {
-  launcher::LocalJobOptions options;
-  options.argv = {"/bin/sh", "-c",
-                  std::string("err=$(mktemp); \"") + TM_BENCH_PATH + "\" " + args +
-                      " 2>$err; s=$?; echo '#stderr'; cat $err; rm -f $err; exit $s"};
-  options.timeout = seconds(timeout_s);
-  options.capture_stdout = true;
-  auto result = launcher::run_local_job(options);
-  EXPECT_TRUE(result.ok()) << result.status().message();
-  if (!result.ok()) return {};
-  const std::string& text = result->ranks[0].output;
-  ToolRun run{result->ranks[0].shell_status(), text.substr(0, text.find("#stderr\n")), text};
-  return run;
-}
-
-std::vector<JsonObject> json_lines(const std::string& out) {
-  std::vector<JsonObject> objects;
-  for (std::string_view line : split(out, '\n')) {
-    if (line.empty()) continue;
-    auto object = JsonObject::parse(line);
-    EXPECT_TRUE(object.ok()) << object.status().message();
-    if (object.ok()) objects.push_back(object.value());
-  }
-  return objects;
-}
 
 void expect_result_keys(const JsonObject& o, int nranks, double bytes) {
   EXPECT_EQ(o.string("op"), "allreduce");
@@ -59,30 +26,20 @@ TEST(BenchProgram, HelpDescribesSubcommandsAndOptions) {
   EXPECT_EQ(top.status, 0);
   EXPECT_NE(top.out.find("allreduce"), std::string::npos);
   EXPECT_EQ(top.out.find("worker"), std::string::npos) << "the worker mode is internal";
-  ToolRun sub = bench("allreduce --help");
-  EXPECT_EQ(sub.status, 0);
-  for (const char* option :
-       {"--nranks", "--bytes", "--iters", "--warmup", "--rounds", "--impl", "--json"}) {
-    EXPECT_NE(sub.out.find(option), std::string::npos) << option;
-  }
+  expect_help_mentions(
+      "allreduce", {"--nranks", "--bytes", "--iters", "--warmup", "--rounds", "--impl", "--json"});
 }
 
 TEST(BenchProgram, BadArgumentsExit2NamingTheArgument) {
-  struct Case {
-    const char* args;
-    const char* named;
-  };
-  for (const Case& c :
-       {Case{"", "no subcommand"}, Case{"frobnicate", "frobnicate"},
-        Case{"allreduce --nranks 0", "--nranks"}, Case{"allreduce --nranks 99", "--nranks"},
-        Case{"allreduce --bytes 4K,6", "6"}, Case{"allreduce --bytes lots", "--bytes"},
-        Case{"allreduce --iters -1", "--iters"}, Case{"allreduce --impl trainmover,nccl", "nccl"},
-        Case{"allreduce --bogus", "--bogus"}}) {
-    ToolRun run = bench(c.args);
-    EXPECT_EQ(run.status, 2) << c.args << "\n" << run.all;
-    EXPECT_NE(run.all.find(c.named), std::string::npos) << c.args << "\n" << run.all;
-    EXPECT_TRUE(run.out.empty()) << c.args << ": errors go to stderr";
-  }
+  expect_usage_errors({{"", "no subcommand"},
+                       {"frobnicate", "frobnicate"},
+                       {"allreduce --nranks 0", "--nranks"},
+                       {"allreduce --nranks 99", "--nranks"},
+                       {"allreduce --bytes 4K,6", "6"},
+                       {"allreduce --bytes lots", "--bytes"},
+                       {"allreduce --iters -1", "--iters"},
+                       {"allreduce --impl trainmover,nccl", "nccl"},
+                       {"allreduce --bogus", "--bogus"}});
 }
 
 TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {

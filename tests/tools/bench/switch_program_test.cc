@@ -1,0 +1,93 @@
+// `trainmover-bench switch` run as a program: help, argument errors, and a
+// small real run of both modes whose JSON lines must carry every documented
+// key with a positive, finite value.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tool_run.h"
+
+namespace trainmover::bench {
+namespace {
+
+TEST(SwitchProgram, HelpDescribesTheSubcommandAndItsOptions) {
+  ToolRun top = bench("--help");
+  EXPECT_EQ(top.status, 0);
+  EXPECT_NE(top.out.find("switch"), std::string::npos);
+  EXPECT_EQ(top.out.find("switch-worker"), std::string::npos) << "the worker mode is internal";
+  expect_help_mentions("switch", {"--nranks", "--mode", "--impl", "--victim", "--bytes", "--warmup",
+                                  "--rounds", "--timeout", "--trace", "--json"});
+}
+
+TEST(SwitchProgram, BadArgumentsExit2NamingTheArgument) {
+  expect_usage_errors({{"switch --mode sideways", "sideways"},
+                       {"switch --mode planned,crashed", "crashed"},
+                       {"switch --nranks 1", "--nranks"},
+                       {"switch --nranks 65", "--nranks"},
+                       {"switch --nranks 4,x", "'x'"},
+                       {"switch --nranks 4,,8", "--nranks"},
+                       {"switch --nranks", "needs a value"},
+                       {"switch --impl delta,nccl", "nccl"},
+                       {"switch --nranks 4,8 --victim 4", "--victim"},
+                       {"switch --bytes 6", "--bytes"},
+                       {"switch --rounds 0", "--rounds"},
+                       {"switch --timeout -1", "--timeout"},
+                       {"switch --bogus", "--bogus"},
+                       {"switch extra", "extra"}});
+}
+
+// The number under `key`, or NaN (which fails any comparison) when absent.
+double number(const JsonObject& o, const char* key) {
+  auto v = o.number(key);
+  return v.ok() ? v.value() : std::nan("");
+}
+
+void expect_positive(const JsonObject& o, const char* key, const std::string& where) {
+  auto v = o.number(key);
+  ASSERT_TRUE(v.ok()) << where << ": " << v.status().message();
+  EXPECT_TRUE(std::isfinite(v.value()) && v.value() > 0)
+      << where << ": " << key << " = " << v.value();
+}
+
+TEST(SwitchProgram, SmallRunOfBothModesPrintsEveryKey) {
+  ToolRun run = bench("switch --nranks 3 --rounds 1 --mode planned,unexpected --json", 60);
+  ASSERT_EQ(run.status, 0) << run.all;
+  std::set<std::string> cells;
+  for (const JsonObject& o : json_lines(run.out)) {
+    const std::string mode = o.string("mode").value_or("?");
+    const std::string impl = o.string("impl").value_or("?");
+    const std::string where = mode + "/" + impl;
+    cells.insert(where);
+    EXPECT_EQ(number(o, "nranks"), 3) << where;
+    EXPECT_EQ(number(o, "links_changed"), impl == "delta" ? 2 : 3) << where;
+    EXPECT_EQ(number(o, "rounds"), 1) << where;
+    for (const char* key : {"switchover_s", "first_collective_s", "switchover_all_s",
+                            "switch_local_s", "join_connect_s"}) {
+      expect_positive(o, key, where);
+    }
+    EXPECT_GE(number(o, "first_collective_s"), number(o, "switchover_s"))
+        << where << ": the first collective ends after the switch";
+    EXPECT_EQ(o.has("detection_s"), mode == "unexpected") << where;
+    if (mode == "unexpected") {
+      expect_positive(o, "detection_s", where);
+      expect_positive(o, "detection_all_s", where);
+    }
+    EXPECT_EQ(o.has("prepare_s"), where == "planned/delta") << where;
+  }
+  std::set<std::string> expected = {"planned/delta", "planned/rebuild", "unexpected/delta",
+                                    "unexpected/rebuild"};
+  EXPECT_EQ(cells, expected) << run.all;
+}
+
+TEST(SwitchProgram, TableHasARowPerCellAndTheGoals) {
+  ToolRun run = bench("switch --nranks 2,3 --rounds 1 --impl delta,rebuild", 60);
+  ASSERT_EQ(run.status, 0) << run.all;
+  EXPECT_NE(run.out.find("planned    delta     2 "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("planned    rebuild   3 "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("rebuild / delta switchover_s at N=3"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("delta switchover_s N=3 / N=2"), std::string::npos) << run.out;
+}
+
+}  // namespace
+}  // namespace trainmover::bench

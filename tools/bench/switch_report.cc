@@ -1,0 +1,127 @@
+#include "switch_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "json_line.h"
+
+namespace trainmover::bench {
+namespace {
+
+// Figures beyond the main three, in output order.
+constexpr const char* kExtraKeys[] = {"switchover_all_s", "switch_local_s", "detection_s",
+                                      "detection_all_s",  "join_connect_s", "prepare_s"};
+
+// Goals of the switch on one host (trainmover-bench(1)).
+constexpr double kFlatnessGoal = 1.2;    // delta switchover_s, largest N over smallest
+constexpr double kSpeedupGoal = 10;      // rebuild over delta switchover_s, at the largest N
+constexpr double kDetectionGoalS = 1.0;  // unexpected detection_s, every N
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  return (*mid + *std::max_element(values.begin(), mid)) / 2;
+}
+
+void print_ms(double seconds) {
+  if (std::isnan(seconds)) {
+    std::printf(" %11s", "-");
+  } else {
+    std::printf(" %11.3f", seconds * 1e3);
+  }
+}
+
+const char* verdict(bool met) { return met ? "met" : "NOT met"; }
+
+}  // namespace
+
+void SwitchReport::add_round(SwitchMode mode, SwitchImpl impl, int nranks,
+                             const SwitchMetrics& metrics) {
+  rounds_[{mode, impl, nranks}].push_back(metrics);
+}
+
+double SwitchReport::median(SwitchMode mode, SwitchImpl impl, int nranks,
+                            const std::string& key) const {
+  auto it = rounds_.find({mode, impl, nranks});
+  std::vector<double> values;
+  if (it != rounds_.end()) {
+    for (const SwitchMetrics& m : it->second) {
+      if (auto v = m.find(key); v != m.end()) values.push_back(v->second);
+    }
+  }
+  return median_of(values);
+}
+
+void SwitchReport::print_json() const {
+  for (const auto& [cell, rounds] : rounds_) {
+    auto [mode, impl, n] = cell;
+    JsonLine line;
+    line.add("mode", mode_name(mode))
+        .add("impl", impl_name(impl))
+        .add("nranks", n)
+        .add("links_changed", links_changed(impl, n))
+        .add("switchover_s", median(mode, impl, n, "switchover_s"))
+        .add("first_collective_s", median(mode, impl, n, "first_collective_s"));
+    for (const char* key : kExtraKeys) {
+      double v = median(mode, impl, n, key);
+      if (!std::isnan(v)) line.add(key, v);
+    }
+    line.add("victim", options_.victim_for(n))
+        .add("bytes", static_cast<unsigned long long>(options_.bytes))
+        .add("rounds", static_cast<int>(rounds.size()));
+    std::printf("%s\n", line.str().c_str());
+  }
+  std::fflush(stdout);
+}
+
+void SwitchReport::print_goals(SwitchMode mode) const {
+  const int lo = *std::min_element(options_.nranks.begin(), options_.nranks.end());
+  const int hi = *std::max_element(options_.nranks.begin(), options_.nranks.end());
+  double delta_lo = median(mode, SwitchImpl::kDelta, lo, "switchover_s");
+  double delta_hi = median(mode, SwitchImpl::kDelta, hi, "switchover_s");
+  double rebuild_hi = median(mode, SwitchImpl::kRebuild, hi, "switchover_s");
+  if (lo != hi && !std::isnan(delta_lo) && !std::isnan(delta_hi)) {
+    double flat = delta_hi / delta_lo;
+    std::printf("# %s: delta switchover_s N=%d / N=%d = %.2f (goal <= %.1f): %s\n", mode_name(mode),
+                hi, lo, flat, kFlatnessGoal, verdict(flat <= kFlatnessGoal));
+  }
+  if (!std::isnan(delta_hi) && !std::isnan(rebuild_hi)) {
+    double speedup = rebuild_hi / delta_hi;
+    std::printf("# %s: rebuild / delta switchover_s at N=%d = %.1f (goal >= %.0f): %s\n",
+                mode_name(mode), hi, speedup, kSpeedupGoal, verdict(speedup >= kSpeedupGoal));
+  }
+  if (mode != SwitchMode::kUnexpected) return;
+  double worst = 0;
+  for (int n : options_.nranks) {
+    double d = median(mode, SwitchImpl::kDelta, n, "detection_s");
+    if (!std::isnan(d)) worst = std::max(worst, d);
+  }
+  std::printf("# %s: detection_s, worst N = %.3f s (goal < %.0f s): %s\n", mode_name(mode), worst,
+              kDetectionGoalS, verdict(worst < kDetectionGoalS));
+}
+
+void SwitchReport::print_table() const {
+  std::printf(
+      "# switch: one slot's process replaced by a standby; median of %d rounds; ms after t0\n",
+      options_.rounds);
+  std::printf("%-10s %-7s %3s %5s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
+              "links", "switchover", "switch_all", "local", "first_coll", "detection", "join_conn",
+              "prepare");
+  for (const auto& [cell, rounds] : rounds_) {
+    auto [mode, impl, n] = cell;
+    std::printf("%-10s %-7s %3d %5d", mode_name(mode), impl_name(impl), n, links_changed(impl, n));
+    for (const char* key : {"switchover_s", "switchover_all_s", "switch_local_s",
+                            "first_collective_s", "detection_s", "join_connect_s", "prepare_s"}) {
+      print_ms(median(mode, impl, n, key));
+    }
+    std::printf("\n");
+  }
+  for (SwitchMode mode : options_.modes) print_goals(mode);
+  std::fflush(stdout);
+}
+
+}  // namespace trainmover::bench
