@@ -42,6 +42,7 @@ void PeerTable::prepare_next(uint64_t epoch, std::vector<int> open,
   next_.open = std::move(open);
   next_.instances = std::move(instances);
   next_.links.resize(peers_.size());
+  transport_->reconsider_deferred();
 }
 
 std::vector<int> PeerTable::next_missing() const {
@@ -120,6 +121,7 @@ Status PeerTable::switch_to_next() {
   for (Peer& p : peers_) {
     if (p.link) p.link->resume();
   }
+  transport_->reconsider_deferred();  // hellos of the epoch just entered
   return result;
 }
 
@@ -144,7 +146,10 @@ Verdict PeerTable::on_incoming(const transport::Hello& hello) {
   if (!valid_peer(hello.slot) || slot_ < 0) return Verdict::kRefused;  // slot_ < 0: a standby
   if (hello.epoch == epoch_) return incoming_current(hello);
   if (next_.active && hello.epoch == next_.epoch) return incoming_next(hello);
-  return Verdict::kWrongEpoch;  // a zombie of an old epoch, or too early
+  // A joiner of an epoch not prepared here yet: decide once it is.
+  if (hello.epoch > epoch_ && (!next_.active || hello.epoch > next_.epoch))
+    return Verdict::kDeferred;
+  return Verdict::kWrongEpoch;  // a zombie of an old epoch
 }
 
 Verdict PeerTable::incoming_next(const transport::Hello& hello) {

@@ -27,6 +27,8 @@ const char* verdict_text(Verdict verdict) {
       return "authentication failed (wrong job secret)";
     case Verdict::kDuplicate:
       return "a link with this slot already exists";
+    case Verdict::kDeferred:
+      return "decision deferred";
     case Verdict::kRefused:
       return "refused by the acceptor";
   }

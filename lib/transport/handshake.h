@@ -49,6 +49,10 @@ enum class Verdict : uint32_t {
   kAuthFailed = 5,
   kDuplicate = 6,  // a link with this peer exists or wins the tie-break
   kRefused = 7,    // the acceptor does not take this peer now
+  // Never on the wire: the acceptor's policy cannot decide yet (a joiner of
+  // an epoch this process has not prepared); the handshake waits, up to its
+  // deadline, until the transport is asked to reconsider.
+  kDeferred = 8,
 };
 
 const char* verdict_text(Verdict verdict);

@@ -19,8 +19,10 @@ namespace trainmover::transport {
 class TransportListener {
  public:
   // An authenticated peer of this job and communicator asks for a link in
-  // the epoch of its hello. Return kAccepted to take it, or the reason for
-  // refusing (kWrongEpoch, kRefused...). The link gets the hello's epoch.
+  // the epoch of its hello. Return kAccepted to take it, the reason for
+  // refusing (kWrongEpoch, kRefused...), or kDeferred to be asked again at
+  // the next Transport::reconsider_deferred() (until the handshake's
+  // deadline). The link gets the hello's epoch.
   virtual Verdict on_incoming(const Hello& peer) = 0;
   // A link is up: either an accepted incoming one or a completed connect().
   virtual void on_link_ready(std::unique_ptr<Link> link, const Hello& peer) = 0;
@@ -44,6 +46,8 @@ class Transport {
   // its slot when it joins, every process the new epoch at a switch. Links
   // opened later start in this epoch; existing ones are not touched.
   virtual void set_identity(int slot, uint64_t epoch) = 0;
+  // Asks the listener again about the incoming handshakes it deferred.
+  virtual void reconsider_deferred() = 0;
   // Drops an outgoing connect to `slot` still in its handshake.
   virtual void cancel_connect(int slot) = 0;
   // Fails handshakes past their deadline and frees finished ones; call after

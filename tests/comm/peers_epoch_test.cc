@@ -59,7 +59,8 @@ class PeersEpochTest : public ::testing::Test {
 
 TEST_F(PeersEpochTest, CurrentEpochAcceptsAnyProcessUntilItsInstanceIsKnown) {
   EXPECT_EQ(peers_.on_incoming(hello(1, 0, kLeaver)), Verdict::kAccepted);
-  EXPECT_EQ(peers_.on_incoming(hello(1, 1, kJoiner)), Verdict::kWrongEpoch);  // not prepared
+  // A joiner of an epoch not prepared yet waits for the decision.
+  EXPECT_EQ(peers_.on_incoming(hello(1, 1, kJoiner)), Verdict::kDeferred);
 }
 
 TEST_F(PeersEpochTest, PreparedEpochAcceptsOnlyTheJoinerOfALinkToOpen) {
@@ -67,7 +68,7 @@ TEST_F(PeersEpochTest, PreparedEpochAcceptsOnlyTheJoinerOfALinkToOpen) {
   EXPECT_EQ(peers_.on_incoming(hello(1, 1, kJoiner)), Verdict::kAccepted);
   EXPECT_EQ(peers_.on_incoming(hello(1, 1, kLeaver)), Verdict::kRefused);   // zombie
   EXPECT_EQ(peers_.on_incoming(hello(2, 1, kStayerC)), Verdict::kRefused);  // not in the delta
-  EXPECT_EQ(peers_.on_incoming(hello(1, 2, kJoiner)), Verdict::kWrongEpoch);
+  EXPECT_EQ(peers_.on_incoming(hello(1, 2, kJoiner)), Verdict::kDeferred);
   EXPECT_EQ(peers_.next_missing(), std::vector<int>{1});
 }
 

@@ -262,3 +262,42 @@ TEST(HandshakeSession, PeerClosingMidHandshakeIsPeerFailure) {
 
 }  // namespace
 }  // namespace trainmover::transport::tcp
+
+namespace trainmover::transport::tcp {
+namespace {
+
+// A policy that cannot decide yet parks the handshake: nothing is sent until
+// reconsider(), and then the verdict it gives goes out.
+TEST(HandshakeSession, DeferredVerdictWaitsForReconsider) {
+  bool ready = false;
+  int asked = 0;
+  auto policy = [&](const Hello&) {
+    ++asked;
+    return ready ? Verdict::kAccepted : Verdict::kDeferred;
+  };
+  auto p = make_pair(secret_a(), secret_a(), hello(0, 1, 0x1111), hello(1, 5, 0x2222),
+                     ExpectedPeer{1, 0x2222}, policy);
+  Deadline until = Deadline::after(std::chrono::milliseconds(200));
+  while (!until.expired() && !p.acceptor->deferred()) {
+    p.connector->advance();
+    p.acceptor->advance();
+  }
+  ASSERT_TRUE(p.acceptor->deferred());
+  for (int i = 0; i < 20; ++i) {  // no verdict reaches the connector meanwhile
+    p.connector->advance();
+    p.acceptor->advance();
+  }
+  EXPECT_EQ(p.connector->state(), HandshakeSession::State::kRunning);
+  p.acceptor->reconsider();  // still undecided
+  EXPECT_TRUE(p.acceptor->deferred());
+  ready = true;
+  p.acceptor->reconsider();
+  ASSERT_TRUE(run_both(p.connector, p.acceptor));
+  EXPECT_EQ(p.connector->state(), HandshakeSession::State::kDone)
+      << p.connector->status().message();
+  EXPECT_EQ(p.acceptor->state(), HandshakeSession::State::kDone);
+  EXPECT_EQ(asked, 3);
+}
+
+}  // namespace
+}  // namespace trainmover::transport::tcp

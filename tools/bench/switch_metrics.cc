@@ -36,6 +36,16 @@ class StampReader {
     return worst;
   }
 
+  // A duration a process reported ("..._ns"), in seconds.
+  Result<double> duration(int who, const char* name) const {
+    auto p = record_.stamps.find(who);
+    auto s = p == record_.stamps.end() ? Stamps::const_iterator() : p->second.find(name);
+    if (p == record_.stamps.end() || s == p->second.end()) {
+      return error(TM_ERROR_PROTOCOL, who_name(who, plan_.nranks), " reported no '", name, "'");
+    }
+    return static_cast<double>(s->second) / kNsPerSecond;
+  }
+
   Result<double> span(int who, const char* from, const char* to) const {
     TM_ASSIGN_OR_RETURN(double a, at(who, from));
     TM_ASSIGN_OR_RETURN(double b, at(who, to));
@@ -116,6 +126,12 @@ Result<SwitchMetrics> compute_switch_metrics(const SwitchRoundPlan& plan,
   TM_ASSIGN_OR_RETURN(m["first_collective_s"], r.max_at(sets.new_ring, "first"));
   TM_ASSIGN_OR_RETURN(m["join_connect_s"], r.span(plan.nranks, "view", "linked"));
   TM_ASSIGN_OR_RETURN(m["switch_local_s"], local_switch_time(plan, r, sets.openers));
+  double cpu = 0;
+  for (int who : sets.openers) {
+    TM_ASSIGN_OR_RETURN(double c, r.duration(who, "cpu_ns"));
+    cpu = std::max(cpu, c);
+  }
+  m["switch_cpu_s"] = cpu;
   if (plan.mode == SwitchMode::kUnexpected) {
     TM_ASSIGN_OR_RETURN(m["detection_s"],
                         r.max_at(ring_neighbours(plan.nranks, plan.victim), "detect"));

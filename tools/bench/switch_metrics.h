@@ -14,6 +14,8 @@
 //   switch_local_s      max over the openers of ready - woke (planned) or
 //                       ready - view (unexpected): the switch as the
 //                       process itself sees it
+//   switch_cpu_s        max over the openers of the CPU time their threads
+//                       used over the same span (the work, without waits)
 //   prepare_s           planned delta: max over the delta of prepared - the
 //                       view's publication (phase 1, before t0)
 #pragma once

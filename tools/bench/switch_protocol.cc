@@ -55,18 +55,25 @@ bool one_cpu_each(int processes) {
   return processes <= CPU_COUNT(&cpus);
 }
 
-int64_t run_queue_wait_ns() {
+int64_t process_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+SchedTimes sched_times() {
   std::unique_ptr<DIR, int (*)(DIR*)> tasks(opendir("/proc/self/task"), closedir);
-  if (!tasks) return -1;
-  int64_t total = 0;
+  if (!tasks) return {};
+  SchedTimes total{0, 0};
   while (dirent* entry = readdir(tasks.get())) {
     if (entry->d_name[0] == '.') continue;
     // schedstat: time on CPU, time waiting on a run queue, timeslices.
     std::ifstream in(str_cat("/proc/self/task/", entry->d_name, "/schedstat"));
     int64_t on_cpu = 0;
     int64_t waiting = 0;
-    if (!(in >> on_cpu >> waiting)) return -1;
-    total += waiting;
+    if (!(in >> on_cpu >> waiting)) return {};
+    total.on_cpu_ns += on_cpu;
+    total.waiting_ns += waiting;
   }
   return total;
 }

@@ -63,11 +63,18 @@ void sleep_until_ns(int64_t t_ns, bool spin);
 // (the CPUs this process may run on).
 bool one_cpu_each(int processes);
 
-// Nanoseconds that the threads of this process have spent runnable but
-// waiting for a CPU (the run_delay of /proc/self/task/*/schedstat, summed);
-// -1 when the kernel does not say. A diagnostic for --trace: how much of a
-// switch was spent waiting for the scheduler.
-int64_t run_queue_wait_ns();
+// What the threads of this process have spent, summed from
+// /proc/self/task/*/schedstat: time on a CPU, and time runnable but waiting
+// for one. Both -1 when the kernel does not say. Over a switch, on_cpu is the
+// work it did and waiting what the scheduler added (65 processes on 2 CPUs
+// wait more than they work).
+struct SchedTimes {
+  int64_t on_cpu_ns = -1;
+  int64_t waiting_ns = -1;
+};
+SchedTimes sched_times();
+// CPU time of the whole process, threads that have ended included.
+int64_t process_cpu_ns();
 
 // A process's timestamps by name ("view", "prepared", "ready", ...), sent
 // as "name=ns name=ns ...". A name ending in "_ns" is a duration instead.

@@ -11,8 +11,9 @@ namespace trainmover::bench {
 namespace {
 
 // Figures beyond the main three, in output order.
-constexpr const char* kExtraKeys[] = {"switchover_all_s", "switch_local_s", "detection_s",
-                                      "detection_all_s",  "join_connect_s", "prepare_s"};
+constexpr const char* kExtraKeys[] = {"switchover_all_s", "switch_local_s",  "switch_cpu_s",
+                                      "detection_s",      "detection_all_s", "join_connect_s",
+                                      "prepare_s"};
 
 // Goals of the switch on one host (trainmover-bench(1)).
 constexpr double kFlatnessGoal = 1.2;    // delta switchover_s, largest N over smallest
@@ -108,13 +109,13 @@ void SwitchReport::print_table() const {
   std::printf(
       "# switch: one slot's process replaced by a standby; median of %d rounds; ms after t0\n",
       options_.rounds);
-  std::printf("%-10s %-7s %3s %5s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
-              "links", "switchover", "switch_all", "local", "first_coll", "detection", "join_conn",
-              "prepare");
+  std::printf("%-10s %-7s %3s %5s %11s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
+              "links", "switchover", "switch_all", "local", "cpu", "first_coll", "detection",
+              "join_conn", "prepare");
   for (const auto& [cell, rounds] : rounds_) {
     auto [mode, impl, n] = cell;
     std::printf("%-10s %-7s %3d %5d", mode_name(mode), impl_name(impl), n, links_changed(impl, n));
-    for (const char* key : {"switchover_s", "switchover_all_s", "switch_local_s",
+    for (const char* key : {"switchover_s", "switchover_all_s", "switch_local_s", "switch_cpu_s",
                             "first_collective_s", "detection_s", "join_connect_s", "prepare_s"}) {
       print_ms(median(mode, impl, n, key));
     }

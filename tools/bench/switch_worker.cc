@@ -71,14 +71,19 @@ class SwitchWorker {
   }
   Result<View> read_view();
   void stamp(const char* name) { stamps_[name] = monotonic_now_ns(); }
-  // With --trace: from begin_runq() to end_runq(), the time this process's
-  // threads waited for a CPU, as the duration "runq_ns".
+  // From begin_runq() to end_runq(): the CPU time this process's threads
+  // used ("cpu_ns") and the time they waited for a CPU ("runq_ns").
+  // (The wait is per live thread: when the communicator's threads end, as
+  // in a rebuild, it is not reported.)
   void begin_runq() {
-    if (args_.trace) runq_start_ = run_queue_wait_ns();
+    sched_start_ = sched_times();
+    cpu_start_ = process_cpu_ns();
   }
   void end_runq() {
-    int64_t now = args_.trace ? run_queue_wait_ns() : -1;
-    if (runq_start_ >= 0 && now >= runq_start_) stamps_["runq_ns"] = now - runq_start_;
+    stamps_["cpu_ns"] = process_cpu_ns() - cpu_start_;
+    SchedTimes now = sched_times();
+    if (sched_start_.waiting_ns >= 0 && now.waiting_ns >= sched_start_.waiting_ns)
+      stamps_["runq_ns"] = now.waiting_ns - sched_start_.waiting_ns;
   }
   bool planned() const { return args_.mode == SwitchMode::kPlanned; }
   bool delta() const { return args_.impl == SwitchImpl::kDelta; }
@@ -88,7 +93,8 @@ class SwitchWorker {
   std::unique_ptr<rendezvous::TcpStore> store_;
   std::unique_ptr<Communicator> comm_;
   Stamps stamps_;
-  int64_t runq_start_ = -1;
+  SchedTimes sched_start_;
+  int64_t cpu_start_ = 0;
   std::vector<float> send_;
   std::vector<float> recv_;
 };

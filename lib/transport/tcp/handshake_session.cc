@@ -145,6 +145,8 @@ void HandshakeSession::step() {
     case Step::kRecvProof:
       if (!fill_in()) return;
       return on_proof();
+    case Step::kAwaitVerdict:
+      return;  // until reconsider()
     case Step::kSendVerdict:
       if (!flush_out()) return;
       step_ = Step::kFinished;
@@ -240,10 +242,27 @@ void HandshakeSession::on_proof() {
     if (verdict_ == Verdict::kAccepted && local_.slot >= 0 && peer_.target_slot != local_.slot) {
       verdict_ = Verdict::kWrongSlot;
     }
-    if (verdict_ == Verdict::kAccepted && policy_) verdict_ = policy_(peer_);
+  }
+  if (verdict_ == Verdict::kAccepted && policy_) {
+    step_ = Step::kAwaitVerdict;
+    return decide();
   }
   queue_out(encode_verdict(verdict_));
   step_ = Step::kSendVerdict;
+}
+
+void HandshakeSession::decide() {
+  Verdict verdict = policy_(peer_);
+  if (verdict == Verdict::kDeferred) return;  // still kAwaitVerdict
+  verdict_ = verdict;
+  queue_out(encode_verdict(verdict_));
+  step_ = Step::kSendVerdict;
+}
+
+void HandshakeSession::reconsider() {
+  if (step_ != Step::kAwaitVerdict) return;
+  decide();
+  advance();
 }
 
 }  // namespace trainmover::transport::tcp

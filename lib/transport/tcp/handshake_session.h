@@ -46,6 +46,10 @@ class HandshakeSession {
                                                             std::string peer_name);
 
   void advance();
+  // Acceptor whose policy deferred its verdict: asks the policy again and,
+  // once it decides, sends the verdict.
+  void reconsider();
+  bool deferred() const { return step_ == Step::kAwaitVerdict; }
   State state() const { return state_; }
   const Status& status() const { return status_; }
   bool wants_write() const;
@@ -67,6 +71,7 @@ class HandshakeSession {
     kRecvHello,
     kSendReply,
     kRecvProof,
+    kAwaitVerdict,
     kSendVerdict,
     kFinished
   };
@@ -84,6 +89,7 @@ class HandshakeSession {
   void on_hello();
   void on_proof();
   void on_verdict();
+  void decide();
   Verdict check_fields(const Hello& peer) const;
 
   UniqueFd fd_;

@@ -116,6 +116,16 @@ void TcpTransport::set_identity(int slot, uint64_t epoch) {
   options_.epoch = epoch;
 }
 
+void TcpTransport::reconsider_deferred() {
+  // Index loop: finishing a session can start nothing new, but stay safe.
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    Pending& p = *pending_[i];
+    if (p.finished || p.outgoing || !p.session->deferred()) continue;
+    p.session->reconsider();
+    if (p.session->state() != HandshakeSession::State::kRunning) finish(p);
+  }
+}
+
 void TcpTransport::cancel_connect(int slot) {
   for (auto& p : pending_) {
     if (p->outgoing && p->slot == slot && !p->finished) retire(*p);

@@ -46,6 +46,7 @@ class TcpTransport final : public Transport, private EventHandler {
   std::string local_endpoint() const override { return endpoint_; }
   void connect(int slot, const std::string& endpoint, uint64_t instance_id) override;
   void set_identity(int slot, uint64_t epoch) override;
+  void reconsider_deferred() override;
   void cancel_connect(int slot) override;
   void sweep() override;
 
