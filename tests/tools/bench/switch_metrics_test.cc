@@ -41,18 +41,26 @@ TEST(SwitchMetrics, PlannedDeltaTakesTheDeltaForSwitchoverAndEveryoneForTheRest)
   SwitchRecord r = record_at_t0();
   r.view_published = at_ms(-50);
   r.stamps[0] = {{"woke", at_ms(9)}, {"ready", at_ms(9.5)}, {"first", at_ms(11)}};
-  r.stamps[1] = {
-      {"prepared", at_ms(-45)}, {"woke", at_ms(0)}, {"ready", at_ms(1)}, {"first", at_ms(10)}};
+  r.stamps[1] = {{"prepared", at_ms(-45)},
+                 {"woke", at_ms(0)},
+                 {"ready", at_ms(1)},
+                 {"first", at_ms(10)},
+                 {"cpu_ns", 200'000}};
   r.stamps[2] = {{"woke", at_ms(0)}, {"ready", at_ms(20)}};  // the leaver
-  r.stamps[3] = {
-      {"prepared", at_ms(-40)}, {"woke", at_ms(0)}, {"ready", at_ms(2)}, {"first", at_ms(10)}};
+  r.stamps[3] = {{"prepared", at_ms(-40)},
+                 {"woke", at_ms(0)},
+                 {"ready", at_ms(2)},
+                 {"first", at_ms(10)},
+                 {"cpu_ns", 300'000}};
   r.stamps[4] = {{"view", at_ms(-49)}, {"prepared", at_ms(-47)}, {"linked", at_ms(-47)},
-                 {"woke", at_ms(0.5)}, {"ready", at_ms(3)},      {"first", at_ms(10)}};
+                 {"woke", at_ms(0.5)}, {"ready", at_ms(3)},      {"first", at_ms(10)},
+                 {"cpu_ns", 100'000}};
   auto m = compute_switch_metrics(plan, r);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_NEAR(m->at("switchover_s"), 0.003, 1e-9);      // slots 1, 3 and the standby
   EXPECT_NEAR(m->at("switchover_all_s"), 0.020, 1e-9);  // the leaver too
   EXPECT_NEAR(m->at("switch_local_s"), 0.0025, 1e-9);   // the standby: 0.5 -> 3
+  EXPECT_NEAR(m->at("switch_cpu_s"), 0.0003, 1e-9);     // slot 3's threads
   EXPECT_NEAR(m->at("first_collective_s"), 0.011, 1e-9);
   EXPECT_NEAR(m->at("join_connect_s"), 0.002, 1e-9);
   EXPECT_NEAR(m->at("prepare_s"), 0.010, 1e-9);  // slot 3 prepared 10 ms after publication
@@ -62,12 +70,21 @@ TEST(SwitchMetrics, PlannedDeltaTakesTheDeltaForSwitchoverAndEveryoneForTheRest)
 TEST(SwitchMetrics, UnexpectedRebuildCountsEverySurvivor) {
   SwitchRoundPlan plan = plan_of(SwitchMode::kUnexpected, SwitchImpl::kRebuild, 3, 0);
   SwitchRecord r = record_at_t0();
-  r.stamps[1] = {
-      {"detect", at_ms(1)}, {"view", at_ms(2)}, {"ready", at_ms(7)}, {"first", at_ms(8)}};
-  r.stamps[2] = {
-      {"detect", at_ms(1.5)}, {"view", at_ms(2)}, {"ready", at_ms(6)}, {"first", at_ms(8)}};
-  r.stamps[3] = {
-      {"view", at_ms(2)}, {"ready", at_ms(5)}, {"linked", at_ms(5)}, {"first", at_ms(8.5)}};
+  r.stamps[1] = {{"detect", at_ms(1)},
+                 {"view", at_ms(2)},
+                 {"ready", at_ms(7)},
+                 {"first", at_ms(8)},
+                 {"cpu_ns", 2'000'000}};
+  r.stamps[2] = {{"detect", at_ms(1.5)},
+                 {"view", at_ms(2)},
+                 {"ready", at_ms(6)},
+                 {"first", at_ms(8)},
+                 {"cpu_ns", 1'000'000}};
+  r.stamps[3] = {{"view", at_ms(2)},
+                 {"ready", at_ms(5)},
+                 {"linked", at_ms(5)},
+                 {"first", at_ms(8.5)},
+                 {"cpu_ns", 1'500'000}};
   auto m = compute_switch_metrics(plan, r);
   ASSERT_TRUE(m.ok()) << m.status().message();
   EXPECT_NEAR(m->at("switchover_s"), 0.007, 1e-9);
@@ -76,6 +93,7 @@ TEST(SwitchMetrics, UnexpectedRebuildCountsEverySurvivor) {
   EXPECT_NEAR(m->at("detection_all_s"), 0.0015, 1e-9);
   EXPECT_NEAR(m->at("switch_local_s"), 0.005, 1e-9);
   EXPECT_NEAR(m->at("join_connect_s"), 0.003, 1e-9);
+  EXPECT_NEAR(m->at("switch_cpu_s"), 0.002, 1e-9);
 }
 
 TEST(SwitchMetrics, AMissingTimestampIsNamed) {
