@@ -229,6 +229,7 @@ Status Communicator::run_collective(OpKind kind, const void* in, void* out, tm_d
   p.number = collectives_;
   p.name = str_cat(name, " #", collectives_);
   collective_op_.prepare(std::move(p));
+  TM_RETURN_IF_ERROR(finish_call(catch_up_links()));
   return finish_call(engine_->execute(collective_op_));
 }
 
@@ -316,6 +317,7 @@ Status Communicator::run_p2p(bool is_send, void* buf, size_t count, tm_datatype_
   p.endpoint = std::move(ep);
   p.name = str_cat(is_send ? "send to slot " : "receive from slot ", peer);
   p2p_op_.prepare(std::move(p));
+  TM_RETURN_IF_ERROR(finish_call(catch_up_links()));
   return finish_call(engine_->execute(p2p_op_));
 }
 

@@ -118,6 +118,7 @@ class Communicator {
   Status leave();
   void adopt(const View& view);
   Status check_live() const;
+  Status catch_up_links();
   Status join_ring();
   Status run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op,
                         const char* name);
@@ -151,6 +152,10 @@ class Communicator {
   std::optional<View> next_;
   SwitchRole role_ = SwitchRole::kNone;
   std::vector<SwitchWaitOp::Target> join_targets_;
+  bool opens_links_ = false;  // the prepared view gives this stayer links to open
+  // A stayer outside the delta switched over without waking its engine; its
+  // links move to the new epoch when its next operation starts.
+  bool links_behind_ = false;
   bool left_ = false;
 };
 

@@ -76,6 +76,7 @@ View Communicator::known_view(const View& next) {
 
 Status Communicator::prepare_switch(const View& next) {
   TM_RETURN_IF_ERROR(check_live());
+  TM_RETURN_IF_ERROR(catch_up_links());
   if (role_ == SwitchRole::kJoiner)
     return error(TM_ERROR_INVALID_ARGUMENT, "a joining process prepares with join()");
   TM_RETURN_IF_ERROR(check_next(next, config_.nslots, epoch_));
@@ -100,6 +101,7 @@ Status Communicator::prepare_switch(const View& next) {
   }));
   next_ = next;
   role_ = slot >= 0 ? SwitchRole::kStayer : SwitchRole::kLeaver;
+  opens_links_ = !open.empty();
   return Status::Ok();
 }
 
@@ -156,6 +158,14 @@ void Communicator::adopt(const View& view) {
   std::fill(sends_to_.begin(), sends_to_.end(), 0);
   std::fill(recvs_from_.begin(), recvs_from_.end(), 0);
   last_failure_ = Status::Ok();
+}
+
+Status Communicator::catch_up_links() {
+  if (!links_behind_) return Status::Ok();
+  links_behind_ = false;
+  Status st = engine_->call([&] { return peers_.switch_to_next(); });
+  if (!st.ok()) log(LogLevel::kInfo, "switch to epoch ", epoch_, ": ", st.message());
+  return st;
 }
 
 Status Communicator::leave() {
@@ -216,6 +226,16 @@ Status Communicator::switchover(uint64_t epoch) {
     case SwitchRole::kStayer:
     case SwitchRole::kNone:
       break;
+  }
+  if (!opens_links_) {
+    // Outside the delta nothing changes but the epoch: do it when the next
+    // operation starts, so that the switch point costs these processes (the
+    // many) no wake-up of their progress thread.
+    links_behind_ = true;
+    adopt(*next_);
+    next_.reset();
+    role_ = SwitchRole::kNone;
+    return Status::Ok();
   }
   (void)wait_prepared();  // bounded; what is missing, switch_to_next reports
   Status st = engine_->call([&] { return peers_.switch_to_next(); });

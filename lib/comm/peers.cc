@@ -154,7 +154,10 @@ Verdict PeerTable::on_incoming(const transport::Hello& hello) {
 
 Verdict PeerTable::incoming_next(const transport::Hello& hello) {
   size_t s = static_cast<size_t>(hello.slot);
-  if (!opens_next(hello.slot) || hello.instance_id != next_.instances[s]) return Verdict::kRefused;
+  if (hello.instance_id != next_.instances[s]) return Verdict::kRefused;  // not in the view
+  // A link of the next epoch that is not one to open now (a lazy link from a
+  // process that switched first): decided once this process has switched.
+  if (!opens_next(hello.slot)) return Verdict::kDeferred;
   if (next_.links[s]) return Verdict::kDuplicate;
   return Verdict::kAccepted;
 }

@@ -142,7 +142,8 @@ int stayer(const testing::TestJob& job, const Scenario& sc, int slot, const std:
     if (!resume.ok()) return complain(slot, resume.status().message());
     it = resume.value() - 1;
   }
-  return 0;
+  Status st = testing::exchange_across(comm);
+  return st.ok() ? 0 : complain(slot, "send/recv after the switch: " + st.message());
 }
 
 int leaver(const testing::TestJob& job, const Scenario& sc, int slot, const std::string& run) {
@@ -201,7 +202,8 @@ int joiner(const testing::TestJob& job, const Scenario& sc, const std::string& r
     if (int rc = iterate(job, *store, comm, it, run, true, &failure)) return rc;
     if (!failure.ok()) return complain(sc.victim, failure.message());
   }
-  return 0;
+  st = testing::exchange_across(comm);
+  return st.ok() ? 0 : complain(sc.victim, "send/recv after the switch: " + st.message());
 }
 
 void run_switch(const Scenario& sc) {

@@ -66,8 +66,10 @@ TEST_F(PeersEpochTest, CurrentEpochAcceptsAnyProcessUntilItsInstanceIsKnown) {
 TEST_F(PeersEpochTest, PreparedEpochAcceptsOnlyTheJoinerOfALinkToOpen) {
   prepare();
   EXPECT_EQ(peers_.on_incoming(hello(1, 1, kJoiner)), Verdict::kAccepted);
-  EXPECT_EQ(peers_.on_incoming(hello(1, 1, kLeaver)), Verdict::kRefused);   // zombie
-  EXPECT_EQ(peers_.on_incoming(hello(2, 1, kStayerC)), Verdict::kRefused);  // not in the delta
+  EXPECT_EQ(peers_.on_incoming(hello(1, 1, kLeaver)), Verdict::kRefused);  // zombie
+  // Not a link to open now: decided once this process has switched.
+  EXPECT_EQ(peers_.on_incoming(hello(2, 1, kStayerC)), Verdict::kDeferred);
+  EXPECT_EQ(peers_.on_incoming(hello(2, 1, kLeaver)), Verdict::kRefused);  // not in the view
   EXPECT_EQ(peers_.on_incoming(hello(1, 2, kJoiner)), Verdict::kDeferred);
   EXPECT_EQ(peers_.next_missing(), std::vector<int>{1});
 }

@@ -119,6 +119,18 @@ Result<uint64_t> run_iteration(Communicator& comm, int iteration, size_t count) 
   return fnv1a(output.data(), output.size());
 }
 
+Status exchange_across(Communicator& comm) {
+  const int n = comm.nslots();
+  const int to = (comm.slot() + 2) % n, from = (comm.slot() + n - 2) % n;
+  if (to == comm.slot()) return Status::Ok();
+  int64_t out = comm.slot() * 1000 + static_cast<int64_t>(comm.epoch()), in = -1;
+  TM_RETURN_IF_ERROR(comm.send(&out, 1, TM_INT64, to));
+  TM_RETURN_IF_ERROR(comm.recv(&in, 1, TM_INT64, from));
+  if (in != from * 1000 + static_cast<int64_t>(comm.epoch()))
+    return error(TM_ERROR_INTERNAL, "slot ", comm.slot(), " received ", in, " from slot ", from);
+  return Status::Ok();
+}
+
 int64_t monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

@@ -46,6 +46,11 @@ Result<Endpoint> fetch_endpoint(rendezvous::Store& store, const std::string& key
 // FNV-1a hash of the output, to compare with a run without a switch.
 Result<uint64_t> run_iteration(Communicator& comm, int iteration, size_t count);
 
+// Point-to-point across the ring after a switch: every slot sends to the
+// slot two further on and receives from the one two back — lazily opened
+// links, between processes of the new view. Fails when a value is wrong.
+Status exchange_across(Communicator& comm);
+
 // Bytes allocated with operator new while a watch is open, and the largest
 // single allocation — process-wide (every thread). Test binaries that use
 // it link support/alloc_counter.cc, which replaces operator new.
