@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "api/call_names.h"
 #include "comm/datatype.h"
 
 namespace trainmover::api {
@@ -11,21 +12,7 @@ using record::TraceOp;
 
 namespace {
 
-// "allreduce(sum) of 1024 float32, root 0", with the C API's names.
-std::string describe(const CallInfo& c) {
-  std::string text = record::trace_op_name(c.op);
-  if (c.redop != record::kNoRedop) {
-    text += str_cat("(", redop_name(static_cast<tm_redop_t>(c.redop)), ")");
-  }
-  auto op = static_cast<TraceOp>(c.op);
-  if (op != TraceOp::kBarrier) {
-    text += str_cat(" of ", c.count, " ", datatype_name(static_cast<tm_datatype_t>(c.dtype)));
-  }
-  if (op == TraceOp::kBroadcast) text += str_cat(", root ", c.peer);
-  if (op == TraceOp::kSend) text += str_cat(" to slot ", c.peer);
-  if (op == TraceOp::kRecv) text += str_cat(" from slot ", c.peer);
-  return text;
-}
+std::string describe(const CallInfo& c) { return describe_trainmover_call(c); }
 
 bool same_call(const CallInfo& a, const CallInfo& b) {
   return a.op == b.op && a.redop == b.redop && a.dtype == b.dtype && a.count == b.count &&
