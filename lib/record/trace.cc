@@ -28,6 +28,7 @@ bool has_magic(std::span<const std::byte> bytes, const char (&magic)[8]) {
 // Magic, version, flags and the header body length, in that order, so a
 // wrong version is named before its header is interpreted.
 Result<size_t> check_prologue(std::span<const std::byte> file, HeaderFields& h) {
+  if (file.empty()) return truncated(0, kPrologueBytes, "prologue");
   size_t magic_len = std::min<size_t>(file.size(), 8);
   if (std::memcmp(file.data(), kTraceMagic, magic_len) != 0) {
     return error(TM_ERROR_PROTOCOL, "not a trace: the file does not start with TMTRACE");
