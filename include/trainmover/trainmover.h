@@ -159,11 +159,12 @@ tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, t
  * tm_iteration_end(). When config.trace_dir is set and record_iterations K is
  * not 0, tm_comm_init() records every collective and point-to-point call of
  * the first K iterations (op, datatype, count, root or peer, its index within
- * the iteration, and its output bytes). The K-th tm_iteration_end() writes the
- * trace to trace_dir under the process's role (atomically; a role that already
- * has an identical trace keeps it, as data-parallel replicas record the same)
- * and recording stops: later calls cost nothing more. Calls outside iterations
- * are not recorded.
+ * the iteration, and its output bytes). The K-th tm_iteration_end() ends
+ * recording, so later calls cost nothing more, and saves the trace to
+ * trace_dir under the process's role in the background (atomically; a role
+ * that already has an identical trace keeps it, as data-parallel replicas
+ * record the same); tm_comm_wait_trace() waits for the save and returns its
+ * result. Calls outside iterations are not recorded.
  *
  * A standby opens a *sandbox* communicator on a trace with
  * tm_comm_init_sandbox(): the same calls, in the same iterations, return the
@@ -198,12 +199,18 @@ typedef enum TM_ENUM_BASE {
 tm_result_t tm_comm_set_role(tm_comm_t comm, tm_stage_t stage, const char* attributes);
 
 /* Mark one iteration of the training loop. Not nested: begin, calls, end.
- * The K-th tm_iteration_end() of a recording communicator writes the trace
- * and returns its error if that fails (the communicator stays usable). In a
- * sandbox, tm_iteration_end() fails when calls of the iteration are missing,
- * and tm_iteration_begin() fails past the last recorded iteration. */
+ * In a sandbox, tm_iteration_end() fails when calls of the iteration are
+ * missing, and tm_iteration_begin() fails past the last recorded iteration. */
 tm_result_t tm_iteration_begin(tm_comm_t comm);
 tm_result_t tm_iteration_end(tm_comm_t comm);
+
+/* Waits until the trace of a finished recording is saved and returns how
+ * that went: an error naming the cause when it could not be written, or
+ * TM_ERROR_INVALID_ARGUMENT when the role already had a different trace
+ * (which is kept). Returns TM_SUCCESS at once when no save is pending
+ * (recording off, not finished, or already waited for). tm_comm_destroy()
+ * also waits for the save. */
+tm_result_t tm_comm_wait_trace(tm_comm_t comm);
 
 /* Opens a sandbox communicator replaying `trace_path`, or when it is NULL the
  * trace of config->role in config->trace_dir. The trace must come from job

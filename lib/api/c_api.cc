@@ -20,7 +20,9 @@
 // The handle keeps its identity while its backend changes (live, recording,
 // sandbox), so a sandbox goes live in place.
 struct tm_comm {
+  explicit tm_comm(std::unique_ptr<trainmover::api::CommBackend> b) : backend(std::move(b)) {}
   std::unique_ptr<trainmover::api::CommBackend> backend;
+  std::unique_ptr<trainmover::record::TraceSaver> trace_saver;  // a recording being saved
   uint32_t iterations_begun = 0;
   bool in_iteration = false;
 };
@@ -76,7 +78,7 @@ tm_result_t tm_comm_init(tm_comm_t* comm, const tm_config_t* config) {
     if (record.recording()) {
       backend = std::make_unique<trainmover::api::RecordingBackend>(std::move(backend), record);
     }
-    *comm = new tm_comm{std::move(backend)};
+    *comm = new tm_comm(std::move(backend));
     return trainmover::Status::Ok();
   });
 }
@@ -210,8 +212,23 @@ tm_result_t tm_iteration_end(tm_comm_t comm) {
     }
     trainmover::Status st = comm->backend->iteration_end(comm->iterations_begun - 1);
     comm->in_iteration = false;  // a sandbox's error sticks; nothing to keep open
+    if (auto saver = comm->backend->take_trace_saver()) comm->trace_saver = std::move(saver);
     if (auto next = comm->backend->take_successor()) comm->backend = std::move(next);
     return st;
+  });
+}
+
+tm_result_t tm_comm_wait_trace(tm_comm_t comm) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    if (comm->trace_saver == nullptr) return trainmover::Status::Ok();
+    const auto& saved = comm->trace_saver->wait();
+    if (!saved.ok()) return saved.status();
+    if (saved->outcome == trainmover::record::StoreOutcome::kConflict) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "the trace was not kept: ", saved->detail);
+    }
+    return trainmover::Status::Ok();
   });
 }
 
@@ -238,7 +255,7 @@ tm_result_t tm_comm_init_sandbox(tm_comm_t* comm, const tm_config_t* config,
     TM_ASSIGN_OR_RETURN(auto trace, trainmover::record::Trace::load(path, expect));
     TM_ASSIGN_OR_RETURN(auto sandbox,
                         trainmover::api::SandboxBackend::create(std::move(trace), record.slot));
-    *comm = new tm_comm{std::move(sandbox)};
+    *comm = new tm_comm(std::move(sandbox));
     return trainmover::Status::Ok();
   });
 }

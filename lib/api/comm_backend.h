@@ -13,6 +13,7 @@
 
 #include "common/status.h"
 #include "record/role.h"
+#include "record/trace_saver.h"
 #include "trainmover/trainmover.h"
 
 namespace trainmover::api {
@@ -44,6 +45,9 @@ class CommBackend {
   // After iteration_end(): a backend whose work is over (the recorder after
   // its last iteration) returns the one to use from now on; else nullptr.
   virtual std::unique_ptr<CommBackend> take_successor() { return nullptr; }
+  // After iteration_end(): the save of a finished recording, running in the
+  // background, for the handle to own (and wait for) from now on.
+  virtual std::unique_ptr<record::TraceSaver> take_trace_saver() { return nullptr; }
 };
 
 }  // namespace trainmover::api

@@ -1,8 +1,6 @@
 #include "api/recording_backend.h"
 
 #include "comm/datatype.h"
-#include "common/log.h"
-#include "record/trace_dir.h"
 
 namespace trainmover::api {
 
@@ -90,22 +88,13 @@ Status RecordingBackend::iteration_end(uint32_t iteration) {
   in_iteration_ = false;
   if (iteration + 1 < config_.iterations || finished_) return Status::Ok();
   finished_ = true;
-  return write_trace();
+  saver_ = std::make_unique<record::TraceSaver>(std::move(builder_), config_.iterations,
+                                                config_.compression, config_.trace_dir);
+  return Status::Ok();
 }
 
-Status RecordingBackend::write_trace() {
-  TM_ASSIGN_OR_RETURN(auto file, builder_.finish(config_.iterations, config_.compression));
-  record::TraceDirectory dir(config_.trace_dir);
-  auto stored = dir.store(file);
-  if (!stored.ok()) return stored.status().with_context("writing the collective trace");
-  if (stored->outcome == record::StoreOutcome::kConflict) {
-    log(LogLevel::kWarn, "trace of slot ", live_->slot(), " not kept: ", stored->detail);
-  } else {
-    log(LogLevel::kInfo, "trace of slot ", live_->slot(), " ",
-        record::store_outcome_name(stored->outcome), ": ", stored->path, " (", builder_.calls(),
-        " calls, ", file.size(), " bytes)");
-  }
-  return Status::Ok();
+std::unique_ptr<record::TraceSaver> RecordingBackend::take_trace_saver() {
+  return std::move(saver_);
 }
 
 std::unique_ptr<CommBackend> RecordingBackend::take_successor() {

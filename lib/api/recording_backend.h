@@ -1,8 +1,9 @@
 // RecordingBackend: a live backend wrapped so that every call of the first
 // K iterations is appended, with its output bytes, to a trace. At the end of
-// iteration K-1 it writes the trace to the trace directory under the
-// process's role and hands its live backend back (take_successor()), so the
-// handle stops paying for recording altogether.
+// iteration K-1 it starts saving the trace to the trace directory under the
+// process's role, in the background (take_trace_saver()), and hands its live
+// backend back (take_successor()), so the handle stops paying for recording
+// altogether.
 //
 // Calls outside iterations pass through unrecorded. A call that fails is not
 // recorded (the communicator has failed anyway). Owns the live backend until
@@ -44,12 +45,12 @@ class RecordingBackend final : public CommBackend {
   Status iteration_begin(uint32_t iteration) override;
   Status iteration_end(uint32_t iteration) override;
   std::unique_ptr<CommBackend> take_successor() override;
+  std::unique_ptr<record::TraceSaver> take_trace_saver() override;
 
  private:
   // Appends the call when inside an iteration and `done` succeeded.
   Status capture(Status done, record::TraceOp op, uint16_t redop, tm_datatype_t type, size_t count,
                  int peer, const void* output, size_t output_elems);
-  Status write_trace();
 
   std::unique_ptr<CommBackend> live_;
   RecordConfig config_;
@@ -57,6 +58,7 @@ class RecordingBackend final : public CommBackend {
   bool in_iteration_ = false;
   uint32_t iteration_ = 0;
   bool finished_ = false;
+  std::unique_ptr<record::TraceSaver> saver_;
 };
 
 }  // namespace trainmover::api

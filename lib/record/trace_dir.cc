@@ -50,21 +50,33 @@ std::string TraceDirectory::path_for(const Role& role) const {
 
 Result<StoreResult> TraceDirectory::store(std::span<const std::byte> file) const {
   TM_ASSIGN_OR_RETURN(Trace mine, Trace::parse(std::vector<std::byte>(file.begin(), file.end())));
+  EncodedTrace whole;
+  whole.meta = mine.meta();
+  whole.body = {file};
+  return store(whole);
+}
+
+Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
   StoreResult result;
-  result.path = path_for(mine.meta().role);
+  result.path = path_for(trace.meta.role);
   TM_RETURN_IF_ERROR(make_directories(dir_));
-  TM_ASSIGN_OR_RETURN(bool placed, write_file_atomic(result.path, file, Replace::kNo));
+  auto parts = trace.parts();
+  TM_ASSIGN_OR_RETURN(bool placed, write_file_atomic(result.path, parts, Replace::kNo));
   if (placed) return result;
+  // Another replica was first: compare (the common case for data-parallel
+  // replicas, which record the same outputs).
   TM_ASSIGN_OR_RETURN(Trace theirs, Trace::load(result.path));
-  if (theirs.same_content(mine)) {
+  auto mine = Trace::parse(trace.concatenate());
+  if (!mine.ok()) return mine.status().with_context("the trace being stored");
+  if (theirs.same_content(mine.value())) {
     result.outcome = StoreOutcome::kDuplicate;
     return result;
   }
   result.outcome = StoreOutcome::kConflict;
   result.detail =
-      str_cat("role '", mine.meta().role.canonical(), "' already has a trace at ", result.path,
-              " recorded by slot ", theirs.meta().slot, "; the one of slot ", mine.meta().slot,
-              " was dropped: ", difference(theirs, mine));
+      str_cat("role '", trace.meta.role.canonical(), "' already has a trace at ", result.path,
+              " recorded by slot ", theirs.meta().slot, "; the one of slot ", trace.meta.slot,
+              " was dropped: ", difference(theirs, mine.value()));
   return result;
 }
 

@@ -49,11 +49,8 @@ std::vector<std::byte> encode_header(const HeaderFields& h) {
   return out;
 }
 
-void encode_record(const CallInfo& c, std::span<const std::byte> output,
-                   std::vector<std::byte>& out) {
-  size_t start = out.size();
-  out.reserve(start + kRecordFixedBytes + output.size());
-  ByteWriter w(out);
+void encode_record(const CallInfo& c, std::span<const std::byte> output, std::span<std::byte> out) {
+  FixedWriter w(out);
   w.u32(c.iteration);
   w.u32(c.index);
   w.u32(c.comm);
@@ -65,7 +62,8 @@ void encode_record(const CallInfo& c, std::span<const std::byte> output,
   w.i32(c.peer);
   w.u64(output.size());
   w.bytes(output);
-  w.u32(crc32c(std::span<const std::byte>(out).subspan(start)));
+  size_t crc_at = out.size() - 4;
+  FixedWriter(out.subspan(crc_at)).u32(crc32c(out.first(crc_at)));
 }
 
 std::string describe_call(const CallInfo& c, const std::string& api) {

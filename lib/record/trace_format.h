@@ -103,9 +103,10 @@ struct HeaderFields {
 
 // Header bytes, CRC included.
 std::vector<std::byte> encode_header(const HeaderFields& header);
-// Appends one record, CRC included.
+// Writes one record, CRC included, into `out`, which has exactly
+// kRecordFixedBytes + output.size() bytes.
 void encode_record(const CallInfo& call, std::span<const std::byte> output,
-                   std::vector<std::byte>& out);
+                   std::span<std::byte> out);
 // "allreduce(sum) dtype 0 x 1024 peer -1" in the trace's api.
 std::string describe_call(const CallInfo& call, const std::string& api);
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -142,6 +143,7 @@ class RecordReplay : public ::testing::Test {
                                    .ok())
           return 5;
       }
+      if (tm_comm_wait_trace(comm) != TM_SUCCESS) return fail(slot, "tm_comm_wait_trace");
       tm_comm_destroy(comm);
       return 0;
     });
@@ -261,10 +263,20 @@ TEST_F(RecordReplay, ASlotDependentTraceConflictsWithoutAnAttribute) {
     for (int it = 0; it < kRecorded; ++it) {
       if (int rc = iteration(comm, b, slot, it, true); rc != 0) return rc;
     }
+    tm_result_t saved = tm_comm_wait_trace(comm);
+    bool conflict = saved == TM_ERROR_INVALID_ARGUMENT &&
+                    std::strstr(tm_get_last_error(), "slot-dependent output") != nullptr;
+    if (saved != TM_SUCCESS && !conflict) return fail(slot, "tm_comm_wait_trace");
     tm_comm_destroy(comm);
-    return 0;
+    return conflict ? 10 : 0;
   });
-  for (int s = 0; s < kSlots; ++s) EXPECT_TRUE(exits[s].ok()) << exits[s].describe();
+  int kept = 0, dropped = 0;
+  for (const auto& e : exits) {
+    kept += e.ok() ? 1 : 0;
+    dropped += e.code == 10 ? 1 : 0;
+  }
+  EXPECT_EQ(kept, 1);  // the first writer
+  EXPECT_EQ(dropped, kSlots - 1);
   EXPECT_EQ(files_in(traces_), 1u);
 }
 
