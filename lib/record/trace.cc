@@ -119,6 +119,14 @@ Status check_extent(std::span<const std::byte> file, size_t header_end, const He
 
 }  // namespace
 
+Result<std::pair<HeaderFields, size_t>> parse_header(std::span<const std::byte> file) {
+  HeaderFields h;
+  TM_ASSIGN_OR_RETURN(size_t header_end, check_prologue(file, h));
+  TM_RETURN_IF_ERROR(
+      read_header_body(file.subspan(kPrologueBytes, header_end - kPrologueBytes - 4), h));
+  return std::pair<HeaderFields, size_t>(std::move(h), header_end);
+}
+
 Result<Trace> Trace::parse(std::vector<std::byte> file, const TraceExpect& expect,
                            size_t max_body_bytes) {
   Trace t;

@@ -77,6 +77,8 @@ Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compr
     h.flags |= kFlagZstd;
     h.stored_body_bytes = out.owned.size();
   }
+  out.raw_body = body_.pieces();
+  out.fields = h;
   out.header = encode_header(h);
   uint32_t crc = crc32c(out.header);
   for (auto p : out.body) crc = crc32c(p, crc);

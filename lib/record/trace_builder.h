@@ -29,6 +29,8 @@ enum class Compression { kNone, kZstd };
 // into the builder (or into `owned`), so it lives only as long as both.
 struct EncodedTrace {
   TraceMeta meta;
+  HeaderFields fields;
+  std::vector<std::span<const std::byte>> raw_body;  // uncompressed, in the builder
   std::vector<std::byte> header;
   std::vector<std::span<const std::byte>> body;
   std::vector<std::byte> owned;  // the compressed body, when compressed
