@@ -69,6 +69,9 @@ Status read_header_body(std::span<const std::byte> body, HeaderFields& h) {
   if (!parsed.ok()) return corrupted("bad role in header: ", parsed.status().message());
   h.meta.role = std::move(parsed.value());
   if (h.meta.api.empty()) return corrupted("empty api name in header");
+  if (h.iterations > kMaxIterations) {
+    return corrupted("header declares ", h.iterations, " iterations, more than ", kMaxIterations);
+  }
   if (h.meta.nslots < 1 || h.meta.slot < 0 || h.meta.slot >= h.meta.nslots) {
     return corrupted("slot ", h.meta.slot, " of ", h.meta.nslots, " slots in header");
   }

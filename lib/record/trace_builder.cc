@@ -59,6 +59,10 @@ Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compr
     return error(TM_ERROR_INVALID_ARGUMENT, "trace of ", iterations,
                  " iterations has a call of iteration ", last_iteration_);
   }
+  if (iterations > kMaxIterations) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "a trace holds at most ", kMaxIterations,
+                 " iterations, not ", iterations);
+  }
   EncodedTrace out;
   out.meta = meta_;
   out.body = body_.pieces();

@@ -43,6 +43,7 @@ inline constexpr size_t kMaxHeaderBody = 1024;
 inline constexpr size_t kTrailerBytes = 12;
 inline constexpr size_t kRecordFixedBytes = 44;  // a record without its output bytes
 inline constexpr size_t kMaxApiText = 32;
+inline constexpr uint32_t kMaxIterations = 1u << 20;  // bounds the reader's iteration index
 
 inline constexpr const char* kApiTrainmover = "trainmover";
 inline constexpr const char* kApiNccl = "nccl";
