@@ -91,6 +91,7 @@ Status run_replay(const WorkerArgs& a) {
   for (int i = 0; i < kComputeSamples; ++i) {
     auto start = Clock::now();
     probe.compute(a.passes, i);
+    probe.apply(nslots);
     std::printf("%s\n", JsonLine()
                             .add("phase", "compute")
                             .add("elapsed_s", to_seconds(Clock::now() - start))

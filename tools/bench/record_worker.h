@@ -4,10 +4,10 @@
 //   live      join the job (recording per the TRAINMOVER_* environment), W
 //             unmarked warm-up iterations, then K+M marked ones
 //   replay    a sandbox on the trace of the environment's role: K iterations
-//             of the same loop, and the compute step timed alone
+//             of the same loop, and its compute and update steps timed alone
 // Prints one JSON line per measured iteration, {"phase","iter","elapsed_s",
 // "crc"} (crc: of slot 0's reduced gradients), and for replay one
-// {"phase":"compute","elapsed_s"} line per timed compute step.
+// {"phase":"compute","elapsed_s"} line per timed compute and update step.
 #pragma once
 
 namespace trainmover::bench {
