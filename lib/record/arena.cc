@@ -69,4 +69,12 @@ std::vector<std::span<const std::byte>> ByteArena::pieces() const {
   return out;
 }
 
+std::vector<std::span<std::byte>> ByteArena::mutable_pieces() {
+  std::vector<std::span<std::byte>> out;
+  for (const Block& b : blocks_) {
+    if (b.used > 0) out.emplace_back(b.data, b.used);
+  }
+  return out;
+}
+
 }  // namespace trainmover::record

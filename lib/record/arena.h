@@ -27,6 +27,7 @@ class ByteArena {
   Result<std::span<std::byte>> allocate(size_t n);
   // The bytes written so far, in order, as few pieces as there are blocks.
   std::vector<std::span<const std::byte>> pieces() const;
+  std::vector<std::span<std::byte>> mutable_pieces();
   size_t size() const { return size_; }
 
  private:

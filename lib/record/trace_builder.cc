@@ -1,5 +1,6 @@
 #include "record/trace_builder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/bytes.h"
@@ -54,7 +55,7 @@ Status TraceBuilder::append(const CallInfo& call, std::span<const std::byte> out
   return Status::Ok();
 }
 
-Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compression) const {
+Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compression) {
   if (calls_ > 0 && iterations <= last_iteration_) {
     return error(TM_ERROR_INVALID_ARGUMENT, "trace of ", iterations,
                  " iterations has a call of iteration ", last_iteration_);
@@ -63,6 +64,16 @@ Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compr
     return error(TM_ERROR_INVALID_ARGUMENT, "a trace holds at most ", kMaxIterations,
                  " iterations, not ", iterations);
   }
+  size_t offset = 0;  // of the piece in the body
+  for (std::span<std::byte> piece : body_.mutable_pieces()) {
+    for (size_t at = std::max(sealed_bytes_, offset) - offset; at < piece.size();) {
+      size_t n = seal_record(piece.subspan(at));
+      if (n == 0) return error(TM_ERROR_INTERNAL, "trace record at ", offset + at, " is cut");
+      at += n;
+    }
+    offset += piece.size();
+  }
+  sealed_bytes_ = offset;
   EncodedTrace out;
   out.meta = meta_;
   out.body = body_.pieces();
@@ -92,8 +103,7 @@ Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compr
   return out;
 }
 
-Result<std::vector<std::byte>> TraceBuilder::finish(uint32_t iterations,
-                                                    Compression compression) const {
+Result<std::vector<std::byte>> TraceBuilder::finish(uint32_t iterations, Compression compression) {
   TM_ASSIGN_OR_RETURN(EncodedTrace encoded, encode(iterations, compression));
   return encoded.concatenate();
 }

@@ -2,9 +2,9 @@
 // as one file. The recorder of the C API and the NCCL interposer both append
 // calls to one while a job runs and write it once recording ends.
 //
-// Appending copies the output into an arena that never moves (see arena.h)
-// and checksums it while it is in cache: that is all the recording costs on
-// the caller's path. Encoding (and compressing) is meant for later, off it.
+// Appending copies the output into an arena that never moves (see arena.h):
+// that is all the recording costs on the caller's path. Checksumming,
+// encoding and compressing happen in encode(), meant for later, off it.
 //
 // Not thread-safe: one thread appends; encode() may then run on another
 // thread once appending has stopped. Errors: append() rejects calls out of
@@ -51,9 +51,10 @@ class TraceBuilder {
 
   // `iterations` counts iterations including any without calls, and must be
   // greater than every appended call's iteration.
-  Result<EncodedTrace> encode(uint32_t iterations, Compression compression) const;
+  // Checksums the records appended since the last call first.
+  Result<EncodedTrace> encode(uint32_t iterations, Compression compression);
   // The whole file in one buffer.
-  Result<std::vector<std::byte>> finish(uint32_t iterations, Compression compression) const;
+  Result<std::vector<std::byte>> finish(uint32_t iterations, Compression compression);
 
   const TraceMeta& meta() const { return meta_; }
   TraceMeta& meta() { return meta_; }
@@ -66,6 +67,7 @@ class TraceBuilder {
   uint64_t calls_ = 0;
   uint32_t last_iteration_ = 0;
   uint32_t next_index_ = 0;  // within last_iteration_
+  size_t sealed_bytes_ = 0;  // records before this offset have their CRC
 };
 
 }  // namespace trainmover::record

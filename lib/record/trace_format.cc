@@ -62,8 +62,16 @@ void encode_record(const CallInfo& c, std::span<const std::byte> output, std::sp
   w.i32(c.peer);
   w.u64(output.size());
   w.bytes(output);
-  size_t crc_at = out.size() - 4;
-  FixedWriter(out.subspan(crc_at)).u32(crc32c(out.first(crc_at)));
+  w.u32(0);
+}
+
+size_t seal_record(std::span<std::byte> records) {
+  if (records.size() < kRecordFixedBytes) return 0;
+  uint64_t out_len = ByteReader(records.subspan(32, 8)).u64();
+  if (out_len > records.size() - kRecordFixedBytes) return 0;
+  size_t crc_at = kRecordFixedBytes - 4 + out_len;
+  FixedWriter(records.subspan(crc_at)).u32(crc32c(records.first(crc_at)));
+  return crc_at + 4;
 }
 
 std::string describe_call(const CallInfo& c, const std::string& api) {

@@ -104,10 +104,13 @@ struct HeaderFields {
 
 // Header bytes, CRC included.
 std::vector<std::byte> encode_header(const HeaderFields& header);
-// Writes one record, CRC included, into `out`, which has exactly
-// kRecordFixedBytes + output.size() bytes.
+// Writes one record into `out`, which has exactly kRecordFixedBytes +
+// output.size() bytes, with its CRC left zero until seal_record().
 void encode_record(const CallInfo& call, std::span<const std::byte> output,
                    std::span<std::byte> out);
+// Writes the CRC of the record that starts `records` and returns its size
+// (0 when `records` is too short to hold the record its length says).
+size_t seal_record(std::span<std::byte> records);
 // "allreduce(sum) dtype 0 x 1024 peer -1" in the trace's api.
 std::string describe_call(const CallInfo& call, const std::string& api);
 
