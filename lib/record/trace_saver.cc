@@ -1,5 +1,9 @@
 #include "record/trace_saver.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <exception>
 
 #include "common/log.h"
@@ -25,6 +29,9 @@ const Result<StoreResult>& TraceSaver::wait() {
 }
 
 void TraceSaver::run() {
+  // Lowest priority for this thread only (Linux nice values are per thread):
+  // the save must not take CPU from the training loop; it can wait.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
   Result<StoreResult> result = Status(TM_ERROR_INTERNAL, "the trace was not saved");
   try {
     auto encoded = builder_.encode(iterations_, compression_);

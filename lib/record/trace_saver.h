@@ -1,6 +1,7 @@
 // TraceSaver: encodes a finished trace and stores it in a trace directory on
 // a thread of its own, so the training loop waits for neither compression,
-// nor the disk, nor the comparison with another replica's trace.
+// nor the disk, nor the comparison with another replica's trace. The thread
+// runs at the lowest CPU priority, so it takes only idle time from the loop.
 //
 // Owns the builder and the thread; the destructor waits for the thread (a
 // bounded job: one encode, one file write, at most one file read). The
