@@ -74,8 +74,25 @@ void PeerTable::retire_replaced() {
     bool replaced = known != 0 && known != next_instance;
     if (!replaced) continue;
     if (p.connecting) transport_->cancel_connect(s);
+    retire(std::move(p.link));
     p = Peer{};
   }
+}
+
+void PeerTable::retire(std::unique_ptr<transport::Link> link) {
+  if (!link || link->failed()) return;  // a dead link just goes
+  link->close_gracefully();
+  retiring_.push_back({std::move(link), Clock::now()});
+}
+
+// Drops retired links once the other end has closed too, or after a while.
+void PeerTable::prune_retiring() {
+  constexpr Duration kLinger = std::chrono::seconds(10);
+  const auto now = Clock::now();
+  std::erase_if(retiring_, [&](const Retiring& r) {
+    return r.link->failed() || (r.link->flushed() && r.link->peer_left()) ||
+           now - r.since > kLinger;
+  });
 }
 
 Status PeerTable::switch_to_next() {
@@ -270,6 +287,7 @@ void PeerTable::set_progress(uint64_t ops_entered, int waiting_on) {
 }
 
 void PeerTable::send_heartbeats() {
+  prune_retiring();
   ControlMessage hb;
   hb.kind = FrameKind::kHeartbeat;
   hb.ops_entered = ops_entered_;
@@ -289,6 +307,9 @@ bool PeerTable::all_flushed() const {
   for (const Peer& p : peers_) {
     if (p.link && !p.link->failed() && !p.link->flushed()) return false;
   }
+  for (const Retiring& r : retiring_) {
+    if (!r.link->failed() && !r.link->flushed()) return false;
+  }
   return true;
 }
 
@@ -296,10 +317,14 @@ void PeerTable::drain_all() {
   for (Peer& p : peers_) {
     if (p.link && !p.link->failed()) p.link->cancel_pending();
   }
+  for (Retiring& r : retiring_) {
+    if (!r.link->failed()) r.link->cancel_pending();
+  }
 }
 
 void PeerTable::clear() {
   for (Peer& p : peers_) p.link.reset();
+  retiring_.clear();
   next_ = NextEpoch{};
 }
 

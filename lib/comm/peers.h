@@ -128,6 +128,8 @@ class PeerTable final : public transport::TransportListener, public transport::L
   transport::Verdict incoming_next(const transport::Hello& hello);
   void on_next_failed(int slot, const Status& why);
   void retire_replaced();
+  void retire(std::unique_ptr<transport::Link> link);
+  void prune_retiring();
 
   int slot_;
   uint64_t epoch_ = 0;
@@ -135,6 +137,15 @@ class PeerTable final : public transport::TransportListener, public transport::L
   transport::Transport* transport_ = nullptr;
   std::vector<Peer> peers_;
   NextEpoch next_;
+  // Links to processes replaced at a switch, closing gracefully: a planned
+  // leaver may still be finishing the operation before the switch, so its
+  // link sends what is queued, says goodbye, and reads until the leaver
+  // closes (no reset that could cut the leaver's last frames).
+  struct Retiring {
+    std::unique_ptr<transport::Link> link;
+    Clock::time_point since;
+  };
+  std::vector<Retiring> retiring_;
   std::optional<transport::ControlMessage> deferred_abort_;  // of a newer epoch
   Status failure_;
   uint64_t ops_entered_ = 0;

@@ -7,6 +7,14 @@
 #include <string.h>
 #include <trainmover/trainmover.h>
 
+#define EXPECT(cond)                                              \
+  do {                                                            \
+    if (!(cond)) {                                                \
+      fprintf(stderr, "line %d: %s is false\n", __LINE__, #cond); \
+      return 1;                                                   \
+    }                                                             \
+  } while (0)
+
 #define CHECK(call)                                                                                \
   do {                                                                                             \
     tm_result_t r_ = (call);                                                                       \
@@ -45,7 +53,7 @@ int main(void) {
   if (process == kSlots) {
     CHECK(tm_comm_init_standby(&comm, &config));
     CHECK(tm_comm_slot(comm, &slot));
-    if (slot != -1 || tm_barrier(comm) == TM_SUCCESS) return 1; /* serves no slot yet */
+    EXPECT(slot == -1 && tm_barrier(comm) != TM_SUCCESS); /* serves no slot yet */
     CHECK(tm_comm_join(comm, 1, kVictim));
     CHECK(tm_comm_switchover(comm, 1));
   } else {
@@ -57,20 +65,21 @@ int main(void) {
     CHECK(tm_comm_wait_prepared(comm));
     CHECK(tm_comm_switchover(comm, 1));
     if (process == kVictim) { /* the leaver is out */
-      if (tm_barrier(comm) == TM_SUCCESS) return 1;
-      return tm_comm_destroy(comm) == TM_SUCCESS ? 0 : 1;
+      EXPECT(tm_barrier(comm) != TM_SUCCESS);
+      CHECK(tm_comm_destroy(comm));
+      return 0;
     }
   }
   CHECK(tm_comm_epoch(comm, &epoch));
   CHECK(tm_comm_slot(comm, &slot));
-  if (epoch != 1 || (process == kSlots && slot != kVictim)) return 1;
+  EXPECT(epoch == 1 && (process != kSlots || slot == kVictim));
   for (int it = kBefore; it < kBefore + kAfter; ++it) {
     if (iterate(comm, slot, it)) return 1;
   }
   /* Bad calls are errors, not crashes. */
-  if (tm_comm_switchover(comm, 7) != TM_ERROR_INVALID_ARGUMENT) return 1;
-  if (tm_comm_join(comm, 2, 0) != TM_ERROR_INVALID_ARGUMENT) return 1;
-  if (tm_comm_switchover(NULL, 1) != TM_ERROR_INVALID_ARGUMENT) return 1;
+  EXPECT(tm_comm_switchover(comm, 7) == TM_ERROR_INVALID_ARGUMENT);
+  EXPECT(tm_comm_join(comm, 2, 0) == TM_ERROR_INVALID_ARGUMENT);
+  EXPECT(tm_comm_switchover(NULL, 1) == TM_ERROR_INVALID_ARGUMENT);
   CHECK(tm_comm_destroy(comm));
   return 0;
 }

@@ -1,7 +1,7 @@
 // trainmover-bench: measures TrainMover's collectives against peers on this
-// host. A subcommand dispatcher: `allreduce` and `switch`; `worker` and
-// `switch-worker` are the hidden modes in which the benchmark re-executes
-// itself as the processes of a measured job.
+// host. A subcommand dispatcher: `allreduce`, `switch` and `record`;
+// `worker`, `switch-worker` and `record-worker` are the hidden modes in which
+// the benchmark re-executes itself as the processes of a measured job.
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -9,6 +9,8 @@
 #include "allreduce_cmd.h"
 #include "switch_cmd.h"
 #include "switch_worker.h"
+#include "record_cmd.h"
+#include "record_worker.h"
 #include "worker.h"
 
 namespace {
@@ -26,8 +28,11 @@ constexpr Subcommand kSubcommands[] = {
      trainmover::bench::allreduce_main},
     {"switch", "replace one process by a standby: delta switch vs full rebuild",
      trainmover::bench::switch_main},
+    {"record", "cost of recording collectives for standbys, speed of replaying them",
+     trainmover::bench::record_main},
     {"worker", nullptr, trainmover::bench::worker_main},
     {"switch-worker", nullptr, trainmover::bench::switch_worker_main},
+    {"record-worker", nullptr, trainmover::bench::record_worker_main},
 };
 
 void print_help() {
