@@ -263,6 +263,13 @@ tm_result_t tm_comm_go_live(tm_comm_t comm, const tm_config_t* config);
 
 tm_result_t tm_comm_mode(tm_comm_t comm, tm_comm_mode_t* mode);
 
+/* Turns a sandbox into a standby of the running job described by `config`
+ * (as tm_comm_init_standby(), no rendezvous), in place: `comm` and the
+ * program's buffers stay valid. Then tm_comm_join() and tm_comm_switchover()
+ * put it in a slot of the running job with the two-phase switch. Must be
+ * called between iterations. On failure the handle stays a sandbox. */
+tm_result_t tm_comm_go_standby(tm_comm_t comm, const tm_config_t* config);
+
 /* Embedded rendezvous store server for the job, bound to `address`
  * ("host:port"; port 0 picks a free one). Only clients presenting
  * `job_secret` (hex) are served. */

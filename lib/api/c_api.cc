@@ -68,6 +68,17 @@ trainmover::Result<trainmover::Communicator*> live_of(tm_comm_t comm) {
   return live;
 }
 
+// A live backend for a process that serves no slot yet.
+trainmover::Result<std::unique_ptr<trainmover::api::CommBackend>> standby_backend(
+    const tm_config_t& config) {
+  tm_config_t copy = config;
+  copy.slot = 0;  // a standby has none; any valid value passes the checks
+  TM_ASSIGN_OR_RETURN(trainmover::CommConfig c, trainmover::CommConfig::from_c(copy));
+  TM_ASSIGN_OR_RETURN(auto impl, trainmover::Communicator::create_standby(c));
+  return std::unique_ptr<trainmover::api::CommBackend>(
+      std::make_unique<trainmover::api::LiveBackend>(std::move(impl)));
+}
+
 }  // namespace
 
 extern "C" {
@@ -99,11 +110,8 @@ tm_result_t tm_comm_init_standby(tm_comm_t* comm, const tm_config_t* config) {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(config, "config"));
     *comm = nullptr;
-    tm_config_t copy = *config;
-    copy.slot = 0;  // a standby has none; any valid value passes the checks
-    TM_ASSIGN_OR_RETURN(trainmover::CommConfig c, trainmover::CommConfig::from_c(copy));
-    TM_ASSIGN_OR_RETURN(auto impl, trainmover::Communicator::create_standby(c));
-    *comm = new tm_comm(std::make_unique<trainmover::api::LiveBackend>(std::move(impl)));
+    TM_ASSIGN_OR_RETURN(auto backend, standby_backend(*config));
+    *comm = new tm_comm(std::move(backend));
     return trainmover::Status::Ok();
   });
 }
@@ -358,6 +366,24 @@ tm_result_t tm_comm_go_live(tm_comm_t comm, const tm_config_t* config) {
     // The one place a live communicator is made for a warmed-up standby.
     TM_ASSIGN_OR_RETURN(auto live, trainmover::api::LiveBackend::create(*config));
     comm->backend = std::move(live);
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_comm_go_standby(tm_comm_t comm, const tm_config_t* config) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(need(config, "config"));
+    if (comm->backend->mode() != TM_MODE_SANDBOX) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "tm_comm_go_standby: the communicator is not a sandbox");
+    }
+    if (comm->in_iteration) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "tm_comm_go_standby: iteration ",
+                               comm->iterations_begun - 1, " has not ended");
+    }
+    TM_ASSIGN_OR_RETURN(auto standby, standby_backend(*config));
+    comm->backend = std::move(standby);
     return trainmover::Status::Ok();
   });
 }

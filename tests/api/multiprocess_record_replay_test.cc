@@ -256,6 +256,62 @@ TEST_F(RecordReplay, StandbyReplaysThenGoesLiveInPlace) {
     EXPECT_TRUE(exits[s].ok()) << "slot " << s << ": " << exits[s].describe();
 }
 
+// The whole standby path: a fourth process warms up in a sandbox on slot 1's
+// trace while slots 0-2 train, turns into a standby in place, and replaces
+// slot 1's process with the two-phase switch (planned) — no restart of the
+// job, no new rendezvous, the standby's handle and buffers unchanged.
+TEST_F(RecordReplay, WarmedUpStandbyJoinsTheRunningJobBySwitch) {
+  record(/*slot_dependent=*/true);
+  constexpr int kLeaver = 1, kStandby = kSlots;  // process index of the standby
+  auto exits = job_.run(kSlots + 1, [&](int who) {
+    CommConfig cc = job_.config(who == kStandby ? 0 : who, kSlots, "running");
+    tm_config_t c = c_config(cc, "");
+    Buffers b;
+    tm_comm_t comm = nullptr;
+    const int slot = who == kStandby ? kLeaver : who;
+    if (who == kStandby) {
+      std::string role = str_cat("stage=none,dp=", kLeaver);
+      c.trace_dir = traces_.c_str();
+      c.role = role.c_str();
+      if (tm_comm_init_sandbox(&comm, &c, nullptr) != TM_SUCCESS) return fail(slot, "sandbox");
+      for (int it = 0; it < kRecorded; ++it) {
+        if (int rc = iteration(comm, b, slot, it, true); rc != 0) return rc;
+      }
+      tm_comm_t handle = comm;
+      const float* grads = b.grads.data();
+      if (tm_comm_go_standby(comm, &c) != TM_SUCCESS) return fail(slot, "tm_comm_go_standby");
+      if (tm_comm_join(comm, 1, kLeaver) != TM_SUCCESS) return fail(slot, "tm_comm_join");
+      if (tm_comm_switchover(comm, 1) != TM_SUCCESS) return fail(slot, "tm_comm_switchover");
+      if (comm != handle || b.grads.data() != grads) return 7;
+    } else {
+      if (tm_comm_init(&comm, &c) != TM_SUCCESS) return fail(slot, "tm_comm_init");
+      if (int rc = iteration(comm, b, slot, 4, true); rc != 0) return rc;
+      if (tm_comm_prepare_switch(comm, 1) != TM_SUCCESS) return fail(slot, "prepare_switch");
+      if (tm_comm_wait_prepared(comm) != TM_SUCCESS) return fail(slot, "wait_prepared");
+      if (tm_comm_switchover(comm, 1) != TM_SUCCESS) return fail(slot, "switchover");
+      if (who == kLeaver) {
+        tm_comm_destroy(comm);
+        return 0;
+      }
+    }
+    // The new view: the standby serves slot 1.
+    if (int rc = iteration(comm, b, slot, 5, true); rc != 0) return rc;
+    for (size_t i = 0; i < kCount; ++i) {
+      float want = 0;
+      for (int s = 0; s < kSlots; ++s) {
+        want += static_cast<float>(s + 1) * 0.1f + static_cast<float>(i % 97) * 0.01f + 5.0f;
+      }
+      if (std::abs(b.grads[i] - want) > 1e-3f) return fail(slot, "allreduce after the switch");
+    }
+    if (b.inbox[0] != ((slot + kSlots - 1) % kSlots) * 10 + 5 || b.gathered[7 * 2] != 2005)
+      return 9;
+    tm_comm_destroy(comm);
+    return 0;
+  });
+  for (int who = 0; who <= kSlots; ++who)
+    EXPECT_TRUE(exits[who].ok()) << "process " << who << ": " << exits[who].describe();
+}
+
 TEST_F(RecordReplay, ASlotDependentTraceConflictsWithoutAnAttribute) {
   // Every slot declares the same role but reduce_scatter differs by slot:
   // the first trace stays and the others are reported, not written.
