@@ -68,6 +68,18 @@ trainmover::Result<trainmover::Communicator*> live_of(tm_comm_t comm) {
   return live;
 }
 
+// A sandbox handle may turn live (or standby) only between iterations.
+trainmover::Status leaving_sandbox(tm_comm_t comm, const char* call) {
+  if (comm->backend->mode() != TM_MODE_SANDBOX)
+    return trainmover::error(TM_ERROR_INVALID_ARGUMENT, call,
+                             ": the communicator is not a sandbox");
+  if (comm->in_iteration) {
+    return trainmover::error(TM_ERROR_INVALID_ARGUMENT, call, ": iteration ",
+                             comm->iterations_begun - 1, " has not ended");
+  }
+  return trainmover::Status::Ok();
+}
+
 // A live backend for a process that serves no slot yet.
 trainmover::Result<std::unique_ptr<trainmover::api::CommBackend>> standby_backend(
     const tm_config_t& config) {
@@ -355,14 +367,7 @@ tm_result_t tm_comm_go_live(tm_comm_t comm, const tm_config_t* config) {
   return guarded([&]() -> trainmover::Status {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(config, "config"));
-    if (comm->backend->mode() != TM_MODE_SANDBOX) {
-      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
-                               "tm_comm_go_live: the communicator is not a sandbox");
-    }
-    if (comm->in_iteration) {
-      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "tm_comm_go_live: iteration ",
-                               comm->iterations_begun - 1, " has not ended");
-    }
+    TM_RETURN_IF_ERROR(leaving_sandbox(comm, "tm_comm_go_live"));
     // The one place a live communicator is made for a warmed-up standby.
     TM_ASSIGN_OR_RETURN(auto live, trainmover::api::LiveBackend::create(*config));
     comm->backend = std::move(live);
@@ -374,14 +379,7 @@ tm_result_t tm_comm_go_standby(tm_comm_t comm, const tm_config_t* config) {
   return guarded([&]() -> trainmover::Status {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(config, "config"));
-    if (comm->backend->mode() != TM_MODE_SANDBOX) {
-      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
-                               "tm_comm_go_standby: the communicator is not a sandbox");
-    }
-    if (comm->in_iteration) {
-      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "tm_comm_go_standby: iteration ",
-                               comm->iterations_begun - 1, " has not ended");
-    }
+    TM_RETURN_IF_ERROR(leaving_sandbox(comm, "tm_comm_go_standby"));
     TM_ASSIGN_OR_RETURN(auto standby, standby_backend(*config));
     comm->backend = std::move(standby);
     return trainmover::Status::Ok();
