@@ -76,7 +76,7 @@ TEST(NcclCall, DescribeNamesTheCall) {
 }
 
 TEST(NcclEntries, RoundTrip) {
-  CallEntry call{3, 17, call_of(CallKind::kReduceScatter, 6, 100, 2), 200};
+  CallEntry call{3, 17, 40, call_of(CallKind::kReduceScatter, 6, 100, 2), 200};
   std::vector<std::byte> buf;
   encode(call, buf);
   auto back = decode_call_entry(buf);
@@ -92,13 +92,13 @@ TEST(NcclEntries, RoundTrip) {
 }
 
 TEST(NcclEntries, RejectsTruncatedAndCorrupted) {
-  CallEntry call{0, 0, call_of(CallKind::kAllReduce, 7, 4), 16};
+  CallEntry call{0, 0, 0, call_of(CallKind::kAllReduce, 7, 4), 16};
   std::vector<std::byte> buf;
   encode(call, buf);
   for (size_t n = 0; n < buf.size(); ++n)
     EXPECT_FALSE(decode_call_entry(std::span(buf).first(n)).ok()) << n;
   auto bad_kind = buf;
-  bad_kind[20] = std::byte{42};
+  bad_kind[28] = std::byte{42};
   EXPECT_NE(decode_call_entry(bad_kind).status().message().find("kind"), std::string::npos);
   auto bad_size = buf;
   bad_size[buf.size() - 4] = std::byte{3};  // element size of float32 is 4
@@ -191,6 +191,7 @@ TEST(NcclRecorder, NumbersCallsAndAppliesTheWindow) {
   auto e1 = rec.admit(0, call, 0);
   ASSERT_TRUE(e1.has_value());
   EXPECT_EQ(e1->seq, 1u);
+  EXPECT_EQ(e1->order, 1u);
   EXPECT_TRUE(rec.windows_closed());
   EXPECT_FALSE(rec.admit(0, call, 0).has_value());
   EXPECT_FALSE(rec.admit(7, call, 0).has_value());  // unknown communicator
@@ -254,7 +255,7 @@ TEST(NcclReplayBook, MismatchesNameBothCalls) {
   TraceBuilder b;
   ASSERT_TRUE(b.add_comm(CommEntry{0, CommOrigin::kInit, 1, 0, -1, 0, 0}).ok());
   auto rec = call_of(CallKind::kAllReduce, 7, 4, 0);
-  ASSERT_TRUE(b.add_call(CallEntry{0, 0, rec, 16}, std::vector<std::byte>(16)).ok());
+  ASSERT_TRUE(b.add_call(CallEntry{0, 0, 0, rec, 16}, std::vector<std::byte>(16)).ok());
   auto book = b.build();
   ASSERT_TRUE(book.ok());
   auto bad_init = book->open_init(2, 0);
@@ -277,7 +278,7 @@ TEST(NcclReplayBook, RejectsInconsistentTraces) {
   {
     TraceBuilder b;  // call 1 without call 0
     ASSERT_TRUE(b.add_comm(comm).ok());
-    ASSERT_TRUE(b.add_call(CallEntry{0, 1, call, 4}, std::vector<std::byte>(4)).ok());
+    ASSERT_TRUE(b.add_call(CallEntry{0, 1, 0, call, 4}, std::vector<std::byte>(4)).ok());
     auto r = b.build();
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("missing"), std::string::npos);
@@ -292,14 +293,14 @@ TEST(NcclReplayBook, RejectsInconsistentTraces) {
   {
     TraceBuilder b;  // output size disagrees with the call
     ASSERT_TRUE(b.add_comm(comm).ok());
-    ASSERT_TRUE(b.add_call(CallEntry{0, 0, call, 8}, std::vector<std::byte>(8)).ok());
+    ASSERT_TRUE(b.add_call(CallEntry{0, 0, 0, call, 8}, std::vector<std::byte>(8)).ok());
     EXPECT_FALSE(b.build().ok());
   }
   {
     TraceBuilder b;
     ASSERT_TRUE(b.add_comm(comm).ok());
     EXPECT_FALSE(b.add_comm(comm).ok());  // twice
-    EXPECT_FALSE(b.add_call(CallEntry{0, 0, call, 4}, std::vector<std::byte>(3)).ok());
+    EXPECT_FALSE(b.add_call(CallEntry{0, 0, 0, call, 4}, std::vector<std::byte>(3)).ok());
   }
 }
 

@@ -18,11 +18,6 @@ constexpr TypeInfo kTypes[kNumDataTypes] = {
 
 constexpr const char* kOpNames[kNumBuiltinOps] = {"sum", "prod", "max", "min", "avg"};
 
-bool valid_kind(uint8_t k) {
-  return k >= static_cast<uint8_t>(CallKind::kAllReduce) &&
-         k <= static_cast<uint8_t>(CallKind::kReduce);
-}
-
 bool has_op(CallKind kind) {
   return kind == CallKind::kAllReduce || kind == CallKind::kReduceScatter ||
          kind == CallKind::kReduce;
@@ -34,6 +29,8 @@ bool has_peer(CallKind kind) {
 }
 
 }  // namespace
+
+bool valid_kind(uint32_t code) { return code <= 7 && code != 5; }  // 5 is ncclFuncSendRecv
 
 const char* kind_name(CallKind kind) {
   switch (kind) {

@@ -38,16 +38,19 @@ inline constexpr int32_t kNumDataTypes = 12;
 enum class RedOp : int32_t { kSum = 0, kProd = 1, kMax = 2, kMin = 3, kAvg = 4 };
 inline constexpr int32_t kNumBuiltinOps = 5;
 
-// The data calls the interposer records and replays.
+// The data calls the interposer records and replays, numbered as NCCL's
+// own ncclFunc_t (src/include/device.h), which traces of api "nccl" store.
 enum class CallKind : uint8_t {
-  kAllReduce = 1,
+  kBroadcast = 0,
+  kReduce = 1,
   kAllGather = 2,
   kReduceScatter = 3,
-  kBroadcast = 4,
-  kSend = 5,
-  kRecv = 6,
-  kReduce = 7,
+  kAllReduce = 4,
+  kSend = 6,
+  kRecv = 7,
 };
+// Whether `code` is one of the CallKind values.
+bool valid_kind(uint32_t code);
 
 const char* kind_name(CallKind kind);
 // Bytes per element of an NCCL datatype code; an error for unknown codes.

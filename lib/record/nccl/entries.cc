@@ -32,6 +32,7 @@ void encode(const CallEntry& call, std::vector<std::byte>& out) {
   ByteWriter w(out);
   w.u32(call.comm);
   w.u64(call.seq);
+  w.u64(call.order);
   w.u64(call.output_bytes);
   encode(call.desc, out);
 }
@@ -67,11 +68,12 @@ Result<CallEntry> decode_call_entry(std::span<const std::byte> in) {
   CallEntry c;
   c.comm = r.u32();
   c.seq = r.u64();
+  c.order = r.u64();
   c.output_bytes = r.u64();
   auto desc_bytes = r.bytes(kCallDescBytes);
   if (!r.ok() || r.remaining() != 0)
     return error(TM_ERROR_PROTOCOL, "NCCL call record has ", in.size(), " bytes, expected ",
-                 20 + kCallDescBytes);
+                 28 + kCallDescBytes);
   TM_ASSIGN_OR_RETURN(c.desc, decode_call(desc_bytes));
   return c;
 }

@@ -31,8 +31,9 @@ struct CommEntry {
 };
 
 struct CallEntry {
-  uint32_t comm = 0;  // the communicator's ordinal
-  uint64_t seq = 0;   // the call's index on that communicator, from 0
+  uint32_t comm = 0;   // the communicator's ordinal
+  uint64_t seq = 0;    // the call's index on that communicator, from 0
+  uint64_t order = 0;  // the index among all recorded calls of the process
   CallDesc desc;
   uint64_t output_bytes = 0;
 
