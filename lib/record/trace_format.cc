@@ -1,0 +1,81 @@
+#include "record/trace_format.h"
+
+#include "common/bytes.h"
+#include "common/crc32c.h"
+
+namespace trainmover::record {
+
+const char* trace_op_name(uint16_t op) {
+  switch (static_cast<TraceOp>(op)) {
+    case TraceOp::kAllreduce:
+      return "allreduce";
+    case TraceOp::kReduceScatter:
+      return "reduce_scatter";
+    case TraceOp::kAllgather:
+      return "allgather";
+    case TraceOp::kBroadcast:
+      return "broadcast";
+    case TraceOp::kBarrier:
+      return "barrier";
+    case TraceOp::kSend:
+      return "send";
+    case TraceOp::kRecv:
+      return "recv";
+  }
+  return "unknown";
+}
+
+std::vector<std::byte> encode_header(const HeaderFields& h) {
+  std::vector<std::byte> body;
+  ByteWriter w(body);
+  w.u64(h.meta.job_id);
+  w.blob(h.meta.api);
+  w.blob(h.meta.role.canonical());
+  w.i32(h.meta.slot);
+  w.i32(h.meta.nslots);
+  w.u32(h.iterations);
+  w.u64(h.calls);
+  w.u64(h.stored_body_bytes);
+  w.u64(h.raw_body_bytes);
+
+  std::vector<std::byte> out;
+  ByteWriter o(out);
+  o.bytes(std::as_bytes(std::span(kTraceMagic)));
+  o.u16(kTraceVersion);
+  o.u16(h.flags);
+  o.u32(static_cast<uint32_t>(body.size()));
+  o.bytes(body);
+  o.u32(crc32c(out));
+  return out;
+}
+
+void encode_record(const CallInfo& c, std::span<const std::byte> output,
+                   std::vector<std::byte>& out) {
+  size_t start = out.size();
+  out.reserve(start + kRecordFixedBytes + output.size());
+  ByteWriter w(out);
+  w.u32(c.iteration);
+  w.u32(c.index);
+  w.u32(c.comm);
+  w.u16(c.op);
+  w.u16(c.redop);
+  w.u16(c.dtype);
+  w.u16(c.elem_size);
+  w.u64(c.count);
+  w.i32(c.peer);
+  w.u64(output.size());
+  w.bytes(output);
+  w.u32(crc32c(std::span<const std::byte>(out).subspan(start)));
+}
+
+std::string describe_call(const CallInfo& c, const std::string& api) {
+  std::string op = api == kApiTrainmover ? trace_op_name(c.op) : str_cat("op ", c.op);
+  if (c.redop != kNoRedop) op += str_cat("(redop ", c.redop, ")");
+  std::string text = str_cat(op, " of ", c.count, " elements of dtype ", c.dtype, " (", c.elem_size,
+                             " bytes each)");
+  if (c.peer != kNoPeer) text += str_cat(", root/peer ", c.peer);
+  if (c.comm != 0) text += str_cat(", comm ", c.comm);
+  return text;
+}
+
+}  // namespace trainmover::record
