@@ -1,7 +1,5 @@
 #include "record/nccl/call.h"
 
-#include "common/bytes.h"
-
 namespace trainmover::nccl {
 namespace {
 
@@ -110,36 +108,6 @@ std::string describe(const CallDesc& call) {
   else if (call.peer >= 0)
     text += str_cat(", root=", call.peer);
   return text + ")";
-}
-
-void encode(const CallDesc& call, std::vector<std::byte>& out) {
-  ByteWriter w(out);
-  w.u8(static_cast<uint8_t>(call.kind));
-  w.i32(call.datatype);
-  w.i32(call.op);
-  w.i32(call.peer);
-  w.u64(call.count);
-  w.u32(call.elem_size);
-}
-
-Result<CallDesc> decode_call(std::span<const std::byte> in) {
-  ByteReader r(in);
-  uint8_t kind = r.u8();
-  int32_t datatype = r.i32();
-  int32_t op = r.i32();
-  int32_t peer = r.i32();
-  uint64_t count = r.u64();
-  uint32_t elem_size = r.u32();
-  if (!r.ok()) return error(TM_ERROR_PROTOCOL, "NCCL call record is truncated");
-  if (!valid_kind(kind)) return error(TM_ERROR_PROTOCOL, "unknown NCCL call kind ", int{kind});
-  auto call = make_call(static_cast<CallKind>(kind), datatype, op, peer, count);
-  if (!call.ok()) return call.status().with_context("NCCL call record");
-  if (call->elem_size != elem_size)
-    return error(TM_ERROR_PROTOCOL, "NCCL call record: element size ", elem_size, " for ",
-                 datatype_name(datatype), " (expected ", call->elem_size, ")");
-  if (count > (uint64_t{1} << 48))
-    return error(TM_ERROR_PROTOCOL, "NCCL call record: count ", count, " is implausible");
-  return call;
 }
 
 }  // namespace trainmover::nccl

@@ -9,9 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
-#include <vector>
 
 #include "common/status.h"
 
@@ -82,9 +80,5 @@ uint64_t output_bytes(const CallDesc& call, int rank, int nranks);
 
 // "ncclAllReduce(count=1024, float32, op=sum)".
 std::string describe(const CallDesc& call);
-
-void encode(const CallDesc& call, std::vector<std::byte>& out);
-// Decodes and validates one descriptor; the error names the bad field.
-Result<CallDesc> decode_call(std::span<const std::byte> in);
 
 }  // namespace trainmover::nccl

@@ -3,12 +3,6 @@
 #include "common/bytes.h"
 
 namespace trainmover::nccl {
-namespace {
-
-constexpr size_t kCallDescBytes = 1 + 4 + 4 + 4 + 8 + 4;
-
-}  // namespace
-
 std::string describe(const CommEntry& comm) {
   std::string text =
       str_cat("communicator ", comm.ordinal, " (rank ", comm.rank, " of ", comm.nranks);
@@ -26,15 +20,6 @@ void encode(const CommEntry& comm, std::vector<std::byte>& out) {
   w.i32(comm.parent);
   w.i32(comm.color);
   w.i32(comm.key);
-}
-
-void encode(const CallEntry& call, std::vector<std::byte>& out) {
-  ByteWriter w(out);
-  w.u32(call.comm);
-  w.u64(call.seq);
-  w.u64(call.order);
-  w.u64(call.output_bytes);
-  encode(call.desc, out);
 }
 
 Result<CommEntry> decode_comm(std::span<const std::byte> in) {
@@ -60,21 +45,6 @@ Result<CommEntry> decode_comm(std::span<const std::byte> in) {
       (c.parent < 0 || static_cast<uint32_t>(c.parent) >= c.ordinal))
     return error(TM_ERROR_PROTOCOL, "NCCL communicator record ", c.ordinal,
                  ": split from unknown parent ", c.parent);
-  return c;
-}
-
-Result<CallEntry> decode_call_entry(std::span<const std::byte> in) {
-  ByteReader r(in);
-  CallEntry c;
-  c.comm = r.u32();
-  c.seq = r.u64();
-  c.order = r.u64();
-  c.output_bytes = r.u64();
-  auto desc_bytes = r.bytes(kCallDescBytes);
-  if (!r.ok() || r.remaining() != 0)
-    return error(TM_ERROR_PROTOCOL, "NCCL call record has ", in.size(), " bytes, expected ",
-                 28 + kCallDescBytes);
-  TM_ASSIGN_OR_RETURN(c.desc, decode_call(desc_bytes));
   return c;
 }
 

@@ -2,8 +2,7 @@
 //
 // A communicator entry says how the program created its k-th communicator
 // (init or split, with size and rank); a call entry says what the n-th data
-// call on a communicator asked for and how many output bytes follow it. The
-// trace file format (lib/record) frames and checksums these payloads.
+// call on a communicator asked for and how many output bytes it returned.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +30,8 @@ struct CommEntry {
 };
 
 struct CallEntry {
-  uint32_t comm = 0;   // the communicator's ordinal
-  uint64_t seq = 0;    // the call's index on that communicator, from 0
-  uint64_t order = 0;  // the index among all recorded calls of the process
+  uint32_t comm = 0;  // the communicator's ordinal
+  uint64_t seq = 0;   // the call's index on that communicator, from 0
   CallDesc desc;
   uint64_t output_bytes = 0;
 
@@ -42,10 +40,9 @@ struct CallEntry {
 
 std::string describe(const CommEntry& comm);
 
+// A communicator entry travels as the output bytes of a trace record.
 void encode(const CommEntry& comm, std::vector<std::byte>& out);
-void encode(const CallEntry& call, std::vector<std::byte>& out);
-// Decoders validate every field; errors say which.
+// Validates every field; errors say which.
 Result<CommEntry> decode_comm(std::span<const std::byte> in);
-Result<CallEntry> decode_call_entry(std::span<const std::byte> in);
 
 }  // namespace trainmover::nccl

@@ -189,7 +189,8 @@ Result<CallDesc> desc(CallKind kind, ncclDataType_t dtype, int op, int peer, siz
 }  // namespace
 }  // namespace trainmover::nccl
 
-using namespace trainmover::nccl;  // NOLINT: the C entry points below only
+using namespace trainmover;        // NOLINT: the C entry points below only
+using namespace trainmover::nccl;  // NOLINT
 
 extern "C" {
 

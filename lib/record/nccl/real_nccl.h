@@ -16,7 +16,8 @@
 // Every NCCL function the interposer defines, by name without "nccl".
 #define TM_NCCL_FUNCTIONS(X)                                                                     \
   X(MemAlloc)                                                                                    \
-  X(MemFree) X(GetVersion) X(GetUniqueId) X(CommInitRankConfig) X(CommInitRank) X(CommInitAll)   \
+  X(MemFree)                                                                                     \
+  X(GetVersion) X(GetUniqueId) X(CommInitRankConfig) X(CommInitRank) X(CommInitAll)              \
       X(CommFinalize) X(CommDestroy) X(CommAbort) X(CommRevoke) X(CommSplit) X(CommShrink)       \
           X(CommInitRankScalable) X(GetErrorString) X(GetLastError) X(CommGetAsyncError)         \
               X(CommCount) X(CommCuDevice) X(CommUserRank) X(CommRegister) X(CommDeregister)     \

@@ -29,7 +29,7 @@ std::optional<CallEntry> Recorder::admit(uint32_t comm, const CallDesc& call, ui
   uint64_t seq = next_seq_[comm]++;
   if (!window_.admit(comm, group) || finished_ || !first_error_.ok()) return std::nullopt;
   const CommEntry& c = comms_[comm];
-  return CallEntry{comm, seq, next_order_++, call, output_bytes(call, c.rank, c.nranks)};
+  return CallEntry{comm, seq, call, output_bytes(call, c.rank, c.nranks)};
 }
 
 Status Recorder::put_call(const CallEntry& call, std::span<const std::byte> output) {

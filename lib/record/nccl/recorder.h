@@ -53,7 +53,6 @@ class Recorder {
   std::unique_ptr<TraceSink> sink_;
   std::vector<CommEntry> comms_;
   std::vector<uint64_t> next_seq_;
-  uint64_t next_order_ = 0;
   bool finished_ = false;
   Status first_error_;
 };

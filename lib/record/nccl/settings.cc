@@ -1,6 +1,7 @@
 #include "record/nccl/settings.h"
 
 #include "common/parse.h"
+#include "record/trace_dir.h"
 
 namespace trainmover::nccl {
 namespace {
@@ -19,27 +20,20 @@ Result<Mode> parse_mode(const std::string& text) {
   return error(TM_ERROR_INVALID_ARGUMENT, kMode, "=", text, ": expected off, record or replay");
 }
 
-// A role names a file, so it is kept to a safe alphabet.
-Status check_role(const std::string& role) {
-  if (role.empty() || role.size() > 64)
-    return error(TM_ERROR_INVALID_ARGUMENT, kRole, " must have 1 to 64 characters");
-  for (char ch : role) {
-    bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '-' || ch == '_' || ch == '.';
-    if (!ok || role == "." || role == "..")
-      return error(TM_ERROR_INVALID_ARGUMENT, kRole, "=", role,
-                   ": use letters, digits, '-', '_' and '.'");
+// The role is lib/record's ("stage=first,tp=0"); by default "rank=<RANK>",
+// from the RANK variable that torchrun and similar launchers set.
+Result<record::Role> role_from_env(const EnvLookup& getenv) {
+  if (auto text = getenv(kRole)) {
+    auto role = record::Role::parse(*text);
+    if (!role.ok()) return role.status().with_context(kRole);
+    return role;
   }
-  return Status::Ok();
-}
-
-// The role defaults to "rank<RANK>" as set by torchrun and similar launchers.
-Result<std::string> role_from_env(const EnvLookup& getenv) {
-  if (auto role = getenv(kRole)) return *role;
   if (auto rank = getenv("RANK")) {
     auto n = parse_int(*rank, 0, INT32_MAX);
     if (!n.ok()) return n.status().with_context("RANK");
-    return str_cat("rank", *n);
+    record::Role role;
+    TM_RETURN_IF_ERROR(role.set_attribute("rank", std::to_string(*n)));
+    return role;
   }
   return error(TM_ERROR_INVALID_ARGUMENT, kRole, " is not set (nor RANK): say which process ",
                "of the job this is");
@@ -50,6 +44,11 @@ Status read_numbers(const EnvLookup& getenv, Settings& s) {
     auto n = parse_int(*calls, 1, INT64_MAX);
     if (!n.ok()) return n.status().with_context(kRecordCalls);
     s.record_calls = static_cast<uint64_t>(*n);
+  }
+  if (auto job = getenv(kJob)) {
+    auto n = parse_int(*job, 0, INT64_MAX);
+    if (!n.ok()) return n.status().with_context(kJob);
+    s.job_id = static_cast<uint64_t>(*n);
   }
   if (auto wait = getenv(kReplayWait)) {
     auto secs = parse_seconds(*wait);
@@ -76,7 +75,7 @@ const char* mode_name(Mode mode) {
 }
 
 std::string trace_path(const Settings& settings) {
-  return str_cat(settings.trace_dir, "/nccl-", settings.role, ".tmtrace");
+  return record::TraceDirectory(settings.trace_dir).path_for(settings.role);
 }
 
 Result<Settings> settings_from_env(const EnvLookup& getenv) {
@@ -91,8 +90,6 @@ Result<Settings> settings_from_env(const EnvLookup& getenv) {
                  mode_name(s.mode), " needs a trace directory)");
   s.trace_dir = *dir;
   TM_ASSIGN_OR_RETURN(s.role, role_from_env(getenv));
-  TM_RETURN_IF_ERROR(check_role(s.role));
-  s.job = getenv(kJob).value_or("");
   TM_RETURN_IF_ERROR(read_numbers(getenv, s));
   return s;
 }
@@ -101,8 +98,8 @@ const std::vector<std::pair<const char*, const char*>>& nccl_environment_variabl
   static const std::vector<std::pair<const char*, const char*>> vars = {
       {kMode, "off (default), record or replay"},
       {kTraceDir, "directory of the trace files"},
-      {kRole, "this process's role in the job (default rank<RANK>)"},
-      {kJob, "the job a trace belongs to; replay rejects another job's trace"},
+      {kRole, "this process's role in the job (default rank=<RANK>)"},
+      {kJob, "the job id (decimal) a trace belongs to; replay rejects another job's trace"},
       {kRecordCalls, "record window: data calls per communicator (default 1000)"},
       {kReplayWait, "seconds a call past the end of the trace waits (default 300)"},
   };

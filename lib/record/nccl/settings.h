@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "record/role.h"
 
 namespace trainmover::nccl {
 
@@ -21,14 +22,14 @@ const char* mode_name(Mode mode);
 
 struct Settings {
   Mode mode = Mode::kOff;
-  std::string trace_dir;         // where the trace of this role is written or read
-  std::string role;              // which process of the job this is, e.g. "rank3"
-  std::string job;               // the job the trace belongs to
+  std::string trace_dir;         // the job's trace directory (record::TraceDirectory)
+  record::Role role;             // which process of the job this is, e.g. "rank=3"
+  uint64_t job_id = 0;           // the job the trace belongs to
   uint64_t record_calls = 1000;  // the window: data calls per communicator
   double replay_wait_s = 300;    // how long a call past the trace waits
 };
 
-// The trace file of this role: "<dir>/nccl-<role>.tmtrace".
+// The trace file of this role: "<dir>/<role>.tmtrace".
 std::string trace_path(const Settings& settings);
 
 // Reads the settings through `getenv` (a parameter so tests need not touch
