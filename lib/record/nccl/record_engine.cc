@@ -177,7 +177,8 @@ void RecordEngine::check_windows() {
 }
 
 void RecordEngine::flush(Deadline deadline) {
-  if (recorder_.finished() || !recorder_.status().ok()) return;
+  // Nothing is written for a process that created no communicator.
+  if (recorder_.comm_count() == 0 || recorder_.finished() || !recorder_.status().ok()) return;
   if (!writer_.drain(deadline)) {
     stop(error(TM_ERROR_TIMEOUT, "recorded copies still in flight at exit"));
     return;

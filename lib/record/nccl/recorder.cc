@@ -64,6 +64,11 @@ bool Recorder::finished() const {
   return finished_;
 }
 
+size_t Recorder::comm_count() const {
+  std::lock_guard lock(mu_);
+  return comms_.size();
+}
+
 void Recorder::abort(const Status& why) {
   std::lock_guard lock(mu_);
   (void)fail(why);

@@ -8,6 +8,7 @@
 // reports the first error.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,8 @@ class Recorder {
   // Finishes the trace once; later calls return the first result.
   Status finish();
   bool finished() const;
+  // Communicators registered so far.
+  size_t comm_count() const;
   // Stops recording for `why`: the trace is never finished.
   void abort(const Status& why);
   // The first error, or ok.
