@@ -18,14 +18,14 @@
   X(MemAlloc)                                                                                      \
   X(MemFree)                                                                                       \
   X(GetVersion)                                                                                    \
-  X(GetUniqueId) X(CommInitRankConfig) X(CommInitRank) X(CommInitAll) X(CommFinalize)              \
-      X(CommDestroy) X(CommAbort) X(CommRevoke) X(CommSplit) X(CommShrink) X(CommInitRankScalable) \
-          X(GetErrorString) X(GetLastError) X(CommGetAsyncError) X(CommCount) X(CommCuDevice)      \
-              X(CommUserRank) X(CommRegister) X(CommDeregister) X(CommWindowRegister)              \
-                  X(CommWindowDeregister) X(RedOpCreatePreMulSum) X(RedOpDestroy) X(Reduce)        \
-                      X(Bcast) X(Broadcast) X(AllReduce) X(ReduceScatter) X(AllGather) X(AlltoAll) \
-                          X(Gather) X(Scatter) X(Send) X(Recv) X(GroupStart) X(GroupEnd)           \
-                              X(GroupSimulateEnd)
+  X(GetUniqueId)                                                                                   \
+  X(CommInitRankConfig) X(CommInitRank) X(CommInitAll) X(CommFinalize) X(CommDestroy) X(CommAbort) \
+      X(CommRevoke) X(CommSplit) X(CommShrink) X(CommInitRankScalable) X(GetErrorString)           \
+          X(GetLastError) X(CommGetAsyncError) X(CommCount) X(CommCuDevice) X(CommUserRank)        \
+              X(CommRegister) X(CommDeregister) X(CommWindowRegister) X(CommWindowDeregister)      \
+                  X(RedOpCreatePreMulSum) X(RedOpDestroy) X(Reduce) X(Bcast) X(Broadcast)          \
+                      X(AllReduce) X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather) X(Scatter)  \
+                          X(Send) X(Recv) X(GroupStart) X(GroupEnd) X(GroupSimulateEnd)
 
 namespace trainmover::nccl {
 

@@ -83,14 +83,14 @@ void RecordEngine::data_call_done(ncclResult_t result, const DataCall& call) {
   if (!forwarded_ok(result)) return;
   auto comm = ordinal(call.comm);
   if (!comm) return;  // a communicator created before recording (ncclCommInitAll)
-  auto capturing = stream_capturing(call.stream);
-  if (!capturing.ok() || *capturing)
-    return stop(capturing.ok() ? error(TM_ERROR_UNSUPPORTED, describe(call.desc),
-                                       " is captured into a CUDA graph; such calls cannot be "
-                                       "recorded")
-                               : capturing.status());
   auto entry = recorder_.admit(*comm, call.desc, group().group_id());
   if (!entry) return;
+  // Only a call inside the window matters: graphs captured after it are fine.
+  auto capturing = stream_capturing(call.stream);
+  if (!capturing.ok()) return stop(capturing.status());
+  if (*capturing)
+    return stop(error(TM_ERROR_UNSUPPORTED, describe(call.desc),
+                      " is captured into a CUDA graph; such calls cannot be recorded"));
   PendingCopy copy{*entry, call.recvbuff, call.comm, call.stream};
   if (group().open()) return group().defer(copy);
   if (result == ncclInProgress) {

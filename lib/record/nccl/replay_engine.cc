@@ -33,7 +33,15 @@ Result<std::shared_ptr<ReplayEngine::Comm>> ReplayEngine::find(ncclComm_t comm) 
   return it->second;
 }
 
-Result<ncclComm_t> ReplayEngine::adopt(Result<CommEntry> entry) {
+Result<ncclComm_t> ReplayEngine::adopt(Result<CommEntry> entry,
+                                       std::unique_lock<std::mutex>& lock) {
+  if (!entry.ok() && entry.status().code() == TM_ERROR_NOT_FOUND) {
+    lock.unlock();
+    std::string why = str_cat("replay trace exhausted: ", entry.status().message());
+    log(LogLevel::kWarn, "nccl: ", why, "; waiting up to ", settings_.replay_wait_s,
+        " s (TRAINMOVER_NCCL_REPLAY_WAIT) for the switch to the live job");
+    return creation_gate_.wait(why, seconds(settings_.replay_wait_s));
+  }
   if (!entry.ok()) return entry.status();
   auto comm = std::make_shared<Comm>();
   comm->entry = *entry;
@@ -44,15 +52,15 @@ Result<ncclComm_t> ReplayEngine::adopt(Result<CommEntry> entry) {
 }
 
 Result<ncclComm_t> ReplayEngine::init_comm(int nranks, int rank) {
-  std::lock_guard lock(mu_);
-  return adopt(book_.open_init(nranks, rank));
+  std::unique_lock lock(mu_);
+  return adopt(book_.open_init(nranks, rank), lock);
 }
 
 Result<ncclComm_t> ReplayEngine::split_comm(ncclComm_t parent, int color, int key) {
   TM_ASSIGN_OR_RETURN(auto from, find(parent));
   if (color == NCCL_SPLIT_NOCOLOR) return ncclComm_t{nullptr};
-  std::lock_guard lock(mu_);
-  return adopt(book_.open_split(from->entry.ordinal, color, key));
+  std::unique_lock lock(mu_);
+  return adopt(book_.open_split(from->entry.ordinal, color, key), lock);
 }
 
 Status ReplayEngine::destroy(ncclComm_t comm) {

@@ -65,7 +65,9 @@ class ReplayEngine {
   };
   static GroupQueue<PendingCopy>& group();
   Result<std::shared_ptr<Comm>> find(ncclComm_t comm);
-  Result<ncclComm_t> adopt(Result<CommEntry> entry);
+  // Takes a communicator the book opened; a creation past the end of the
+  // trace waits like a call past its end.
+  Result<ncclComm_t> adopt(Result<CommEntry> entry, std::unique_lock<std::mutex>& lock);
   Status past_end(const std::shared_ptr<Comm>& comm, const CallDesc& asked);
   static Status copy(const PendingCopy& copy);
 
@@ -73,6 +75,7 @@ class ReplayEngine {
   std::mutex mu_;
   ReplayBook book_;
   bool pinned_ = false;
+  PastEndGate creation_gate_;  // for communicators the trace does not have
   std::map<ncclComm_t, std::shared_ptr<Comm>> comms_;
 };
 
