@@ -20,12 +20,12 @@ failures=0
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1"; failures=$((failures + 1)); }
 
-# A sanitizer build's shim needs the ASan runtime loaded first; CUDA needs
-# ASan to leave the address range it maps alone.
-preload=$shim
-asan=$(ldd "$shim" | awk '/libasan/ {print $3}')
-if [ -n "$asan" ]; then
-  preload="$asan $shim"
+# In a sanitizer build the sanitizer runtimes (which the program links)
+# must be loaded before the preloaded library, and CUDA needs ASan to leave
+# the address range it maps alone.
+sanitizers=$(ldd "$app" | awk '/libasan|libubsan/ {print $3}' | tr '\n' ' ')
+preload="$sanitizers$shim"
+if [ -n "$sanitizers" ]; then
   ASAN_OPTIONS=${ASAN_OPTIONS:-}:protect_shadow_gap=0:detect_leaks=0
   export ASAN_OPTIONS
 fi

@@ -10,9 +10,9 @@ failures=0
 fail() { echo "FAIL: $1"; failures=$((failures + 1)); }
 pass() { echo "PASS: $1"; }
 
-preload=$shim
-asan=$(ldd "$shim" | awk '/libasan/ {print $3}')
-[ -n "$asan" ] && preload="$asan $shim"
+# In a sanitizer build the sanitizer runtimes (which the test program links)
+# must be loaded before the preloaded library.
+preload="$(ldd "$probe" | awk '/libasan|libubsan/ {print $3}' | tr '\n' ' ')$shim"
 
 others=$(nm -D --defined-only "$shim" | awk '{print $3}' | grep -v '^nccl' | head -3)
 [ -z "$others" ] && pass "exports nccl* only" || fail "also exports: $others"
