@@ -213,7 +213,12 @@ std::vector<std::pair<std::string, std::string>> rank_variables(const LocalJobOp
       {"TRAINMOVER_JOB_SECRET", secret_hex},
       {"TRAINMOVER_STORE", store},
   };
-  vars.insert(vars.end(), options.extra_env.begin(), options.extra_env.end());
+  for (const auto& extra : options.extra_env) {
+    // An extra replaces a TRAINMOVER_* entry of the same name: with both in
+    // the environment, getenv() would find the first.
+    std::erase_if(vars, [&](const auto& v) { return v.first == extra.first; });
+    vars.push_back(extra);
+  }
   return vars;
 }
 

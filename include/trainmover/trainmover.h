@@ -95,6 +95,11 @@ typedef struct {
   size_t segment_bytes;         /* pipelining unit of the ring */
   size_t socket_buffer_bytes;   /* SO_SNDBUF/SO_RCVBUF; 0 leaves kernel autotuning on */
   int staging_buffers;          /* receive buffers of segment_bytes each, >= 2 */
+  /* Recording of collectives for standby warm-up (see tm_iteration_begin). */
+  int record_iterations; /* iterations recorded when trace_dir is set; 0: off (default 2) */
+  const char* trace_dir; /* directory of the job's traces, one per role; NULL: no recording */
+  int trace_compress;    /* 1: zstd-compress written traces (default 0) */
+  const char* role;      /* this process's role, "stage=first,tp=0"; NULL: "stage=none" */
 } tm_config_t;
 
 /* Fill `config` with defaults, then apply TRAINMOVER_* variables. Fails with
@@ -146,6 +151,83 @@ tm_result_t tm_barrier(tm_comm_t comm);
 tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int peer,
                     tm_comm_t comm);
 tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, tm_comm_t comm);
+
+/*
+ * Record and replay (standby warm-up without talking to the job).
+ *
+ * Iterations of the training loop are marked with tm_iteration_begin() and
+ * tm_iteration_end(). When config.trace_dir is set and record_iterations K is
+ * not 0, tm_comm_init() records every collective and point-to-point call of
+ * the first K iterations (op, datatype, count, root or peer, its index within
+ * the iteration, and its output bytes). The K-th tm_iteration_end() ends
+ * recording, so later calls cost nothing more, and saves the trace to
+ * trace_dir under the process's role in the background (atomically; a role
+ * that already has an identical trace keeps it, as data-parallel replicas
+ * record the same); tm_comm_wait_trace() waits for the save and returns its
+ * result. Calls outside iterations are not recorded.
+ *
+ * A standby opens a *sandbox* communicator on a trace with
+ * tm_comm_init_sandbox(): the same calls, in the same iterations, return the
+ * recorded outputs without any communication (send and barrier return at
+ * once). A call that does not match the trace (op, reduction, datatype,
+ * count, root or peer, or order) fails with TM_ERROR_PROTOCOL naming the
+ * iteration, the call index, what the trace expected and what was asked; so
+ * do calls past the end of the trace or outside an iteration, and every call
+ * after one failed. tm_comm_go_live() then turns the same handle into a real
+ * communicator, in place: the program keeps its handle and buffers.
+ */
+typedef enum TM_ENUM_BASE {
+  TM_STAGE_NONE = 0, /* not pipeline-parallel */
+  TM_STAGE_FIRST = 1,
+  TM_STAGE_MIDDLE = 2,
+  TM_STAGE_LAST = 3
+} tm_stage_t;
+
+typedef enum TM_ENUM_BASE {
+  TM_MODE_LIVE = 0,      /* a real communicator, not recording */
+  TM_MODE_RECORDING = 1, /* a real communicator recording its first iterations */
+  TM_MODE_SANDBOX = 2    /* replaying a trace */
+} tm_comm_mode_t;
+
+/* Declares the process's role, which keys its trace: a pipeline stage and
+ * optional attributes "key=value,key=value" (keys [a-z0-9_], values
+ * [A-Za-z0-9_.-]; NULL or "" for none). Replaces config.role. Data-parallel
+ * replicas whose outputs differ by slot (reduce_scatter, send/recv between
+ * replicas) must add a distinguishing attribute such as "dp=3". Must be
+ * called before the first tm_iteration_begin(). In a sandbox, fails unless
+ * it is the role of the trace being replayed. */
+tm_result_t tm_comm_set_role(tm_comm_t comm, tm_stage_t stage, const char* attributes);
+
+/* Mark one iteration of the training loop. Not nested: begin, calls, end.
+ * In a sandbox, tm_iteration_end() fails when calls of the iteration are
+ * missing, and tm_iteration_begin() fails past the last recorded iteration. */
+tm_result_t tm_iteration_begin(tm_comm_t comm);
+tm_result_t tm_iteration_end(tm_comm_t comm);
+
+/* Waits until the trace of a finished recording is saved and returns how
+ * that went: an error naming the cause when it could not be written, or
+ * TM_ERROR_INVALID_ARGUMENT when the role already had a different trace
+ * (which is kept). Returns TM_SUCCESS at once when no save is pending
+ * (recording off, not finished, or already waited for). tm_comm_destroy()
+ * also waits for the save. */
+tm_result_t tm_comm_wait_trace(tm_comm_t comm);
+
+/* Opens a sandbox communicator replaying `trace_path`, or when it is NULL the
+ * trace of config->role in config->trace_dir. The trace must come from job
+ * config->job_id and, when config->role is set, be of that role; otherwise it
+ * fails saying which, as it does for a truncated, corrupted or wrong-version
+ * file. slot is config->slot; nslots is the recorded job's. No rendezvous
+ * store, secret or network is needed. */
+tm_result_t tm_comm_init_sandbox(tm_comm_t* comm, const tm_config_t* config,
+                                 const char* trace_path);
+
+/* Replaces a sandbox's replay with a real communicator built from `config`
+ * (a rendezvous, like tm_comm_init(), collective with the job's other
+ * slots), in place: `comm` and the program's buffers stay valid. Must be
+ * called between iterations. On failure the handle stays a sandbox. */
+tm_result_t tm_comm_go_live(tm_comm_t comm, const tm_config_t* config);
+
+tm_result_t tm_comm_mode(tm_comm_t comm, tm_comm_mode_t* mode);
 
 /* Embedded rendezvous store server for the job, bound to `address`
  * ("host:port"; port 0 picks a free one). Only clients presenting

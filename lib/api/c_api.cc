@@ -5,15 +5,26 @@
 #include <new>
 #include <string>
 
-#include "comm/communicator.h"
+#include "api/comm_backend.h"
+#include "api/live_backend.h"
+#include "api/record_config.h"
+#include "api/recording_backend.h"
+#include "api/sandbox_backend.h"
 #include "comm/config.h"
 #include "comm/datatype.h"
 #include "common/parse.h"
+#include "record/trace_dir.h"
 #include "rendezvous/tcp_store_server.h"
 #include "trainmover/trainmover.h"
 
+// The handle keeps its identity while its backend changes (live, recording,
+// sandbox), so a sandbox goes live in place.
 struct tm_comm {
-  std::unique_ptr<trainmover::Communicator> impl;
+  explicit tm_comm(std::unique_ptr<trainmover::api::CommBackend> b) : backend(std::move(b)) {}
+  std::unique_ptr<trainmover::api::CommBackend> backend;
+  std::unique_ptr<trainmover::record::TraceSaver> trace_saver;  // a recording being saved
+  uint32_t iterations_begun = 0;
+  bool in_iteration = false;
 };
 
 struct tm_store_server {
@@ -62,9 +73,12 @@ tm_result_t tm_comm_init(tm_comm_t* comm, const tm_config_t* config) {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(config, "config"));
     *comm = nullptr;
-    TM_ASSIGN_OR_RETURN(trainmover::CommConfig c, trainmover::CommConfig::from_c(*config));
-    TM_ASSIGN_OR_RETURN(auto impl, trainmover::Communicator::create(c));
-    *comm = new tm_comm{std::move(impl)};
+    TM_ASSIGN_OR_RETURN(auto record, trainmover::api::RecordConfig::from_c(*config));
+    TM_ASSIGN_OR_RETURN(auto backend, trainmover::api::LiveBackend::create(*config));
+    if (record.recording()) {
+      backend = std::make_unique<trainmover::api::RecordingBackend>(std::move(backend), record);
+    }
+    *comm = new tm_comm(std::move(backend));
     return trainmover::Status::Ok();
   });
 }
@@ -80,7 +94,7 @@ tm_result_t tm_comm_slot(tm_comm_t comm, int* slot) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(slot, "slot"));
-    *slot = comm->impl->slot();
+    *slot = comm->backend->slot();
     return trainmover::Status::Ok();
   });
 }
@@ -89,7 +103,7 @@ tm_result_t tm_comm_nslots(tm_comm_t comm, int* nslots) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(nslots, "nslots"));
-    *nslots = comm->impl->nslots();
+    *nslots = comm->backend->nslots();
     return trainmover::Status::Ok();
   });
 }
@@ -98,7 +112,7 @@ tm_result_t tm_comm_failed_slot(tm_comm_t comm, int* slot) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_RETURN_IF_ERROR(need(slot, "slot"));
-    *slot = comm->impl->last_failure().failed_slot();
+    *slot = comm->backend->failed_slot();
     return trainmover::Status::Ok();
   });
 }
@@ -107,7 +121,7 @@ tm_result_t tm_allreduce(const void* sendbuf, void* recvbuf, size_t count, tm_da
                          tm_redop_t op, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->allreduce(sendbuf, recvbuf, count, datatype, op);
+    return comm->backend->allreduce(sendbuf, recvbuf, count, datatype, op);
   });
 }
 
@@ -115,7 +129,7 @@ tm_result_t tm_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcou
                               tm_datatype_t datatype, tm_redop_t op, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op);
+    return comm->backend->reduce_scatter(sendbuf, recvbuf, recvcount, datatype, op);
   });
 }
 
@@ -123,7 +137,7 @@ tm_result_t tm_allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
                          tm_datatype_t datatype, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->allgather(sendbuf, recvbuf, sendcount, datatype);
+    return comm->backend->allgather(sendbuf, recvbuf, sendcount, datatype);
   });
 }
 
@@ -131,14 +145,14 @@ tm_result_t tm_broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_da
                          int root, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->broadcast(sendbuf, recvbuf, count, datatype, root);
+    return comm->backend->broadcast(sendbuf, recvbuf, count, datatype, root);
   });
 }
 
 tm_result_t tm_barrier(tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->barrier();
+    return comm->backend->barrier();
   });
 }
 
@@ -146,14 +160,131 @@ tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int p
                     tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->send(buf, count, datatype, peer);
+    return comm->backend->send(buf, count, datatype, peer);
   });
 }
 
 tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, tm_comm_t comm) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
-    return comm->impl->recv(buf, count, datatype, peer);
+    return comm->backend->recv(buf, count, datatype, peer);
+  });
+}
+
+tm_result_t tm_comm_set_role(tm_comm_t comm, tm_stage_t stage, const char* attributes) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    if (comm->iterations_begun > 0) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "the role must be declared before the first tm_iteration_begin");
+    }
+    std::string text = attributes != nullptr ? attributes : "";
+    TM_ASSIGN_OR_RETURN(auto role, trainmover::record::Role::parse(text));
+    if (text.starts_with("stage=") || text.find(",stage=") != std::string::npos) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "attributes '", text,
+                               "': the stage is the separate stage argument");
+    }
+    TM_ASSIGN_OR_RETURN(role.stage, trainmover::api::stage_from_c(stage));
+    return comm->backend->declare_role(role);
+  });
+}
+
+tm_result_t tm_iteration_begin(tm_comm_t comm) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    if (comm->in_iteration) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "tm_iteration_begin: iteration ",
+                               comm->iterations_begun - 1, " has not ended");
+    }
+    TM_RETURN_IF_ERROR(comm->backend->iteration_begin(comm->iterations_begun));
+    comm->in_iteration = true;
+    ++comm->iterations_begun;
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_iteration_end(tm_comm_t comm) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    if (!comm->in_iteration) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "tm_iteration_end without tm_iteration_begin");
+    }
+    trainmover::Status st = comm->backend->iteration_end(comm->iterations_begun - 1);
+    comm->in_iteration = false;  // a sandbox's error sticks; nothing to keep open
+    if (auto saver = comm->backend->take_trace_saver()) comm->trace_saver = std::move(saver);
+    if (auto next = comm->backend->take_successor()) comm->backend = std::move(next);
+    return st;
+  });
+}
+
+tm_result_t tm_comm_wait_trace(tm_comm_t comm) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    if (comm->trace_saver == nullptr) return trainmover::Status::Ok();
+    const auto& saved = comm->trace_saver->wait();
+    if (!saved.ok()) return saved.status();
+    if (saved->outcome == trainmover::record::StoreOutcome::kConflict) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "the trace was not kept: ", saved->detail);
+    }
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_comm_init_sandbox(tm_comm_t* comm, const tm_config_t* config,
+                                 const char* trace_path) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(need(config, "config"));
+    *comm = nullptr;
+    TM_ASSIGN_OR_RETURN(auto record, trainmover::api::RecordConfig::from_c(*config));
+    trainmover::record::TraceExpect expect;
+    expect.job_id = record.job_id;
+    if (record.role_given) expect.role = record.role;
+    std::string path = trace_path != nullptr ? std::string(trace_path) : std::string();
+    if (path.empty()) {
+      if (record.trace_dir.empty()) {
+        return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                                 "no trace path given and trace_dir (TRAINMOVER_TRACE_DIR) "
+                                 "is not set");
+      }
+      path = trainmover::record::TraceDirectory(record.trace_dir).path_for(record.role);
+      expect.role = record.role;
+    }
+    TM_ASSIGN_OR_RETURN(auto trace, trainmover::record::Trace::load(path, expect));
+    TM_ASSIGN_OR_RETURN(auto sandbox,
+                        trainmover::api::SandboxBackend::create(std::move(trace), record.slot));
+    *comm = new tm_comm(std::move(sandbox));
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_comm_go_live(tm_comm_t comm, const tm_config_t* config) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(need(config, "config"));
+    if (comm->backend->mode() != TM_MODE_SANDBOX) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "tm_comm_go_live: the communicator is not a sandbox");
+    }
+    if (comm->in_iteration) {
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "tm_comm_go_live: iteration ",
+                               comm->iterations_begun - 1, " has not ended");
+    }
+    // The one place a live communicator is made for a warmed-up standby.
+    TM_ASSIGN_OR_RETURN(auto live, trainmover::api::LiveBackend::create(*config));
+    comm->backend = std::move(live);
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_comm_mode(tm_comm_t comm, tm_comm_mode_t* mode) {
+  return guarded([&] {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(need(mode, "mode"));
+    *mode = comm->backend->mode();
+    return trainmover::Status::Ok();
   });
 }
 

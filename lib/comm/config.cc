@@ -99,6 +99,29 @@ const std::vector<EnvVar>& env_table() {
          c.staging_buffers = static_cast<int>(n);
          return Status::Ok();
        }},
+      {"TRAINMOVER_RECORD_ITERATIONS",
+       "iterations recorded for standbys when TRAINMOVER_TRACE_DIR is set (default 2; 0: off)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(int64_t n, int_value(v, 0, 1000));
+         c.record_iterations = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_TRACE_DIR", "directory of the job's collective traces (enables recording)",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.trace_dir = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_TRACE_COMPRESS", "1: zstd-compress written traces (default 0)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(int64_t n, int_value(v, 0, 1));
+         c.trace_compress = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_ROLE", "this process's role, e.g. stage=first,tp=0 (default stage=none)",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.role = v;
+         return Status::Ok();
+       }},
   };
   return table;
 }
@@ -118,6 +141,7 @@ Status init_config(tm_config_t& c) {
   c.segment_bytes = d.segment_bytes;
   c.socket_buffer_bytes = d.socket_buffer_bytes;
   c.staging_buffers = d.staging_buffers;
+  c.record_iterations = 2;
   for (const EnvVar& var : env_table()) {
     const char* value = std::getenv(var.name);
     if (value == nullptr || *value == '\0') continue;

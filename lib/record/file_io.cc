@@ -40,10 +40,10 @@ std::string temporary_name(const std::string& path) {
   return str_cat(path, ".tmp.", ::getpid(), ".", thread % 100000, ".", now);
 }
 
-Status write_temporary(const std::string& tmp, std::span<const std::byte> bytes) {
+Status write_temporary(const std::string& tmp, std::span<const std::span<const std::byte>> parts) {
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
   if (!fd.valid()) return system_error(str_cat("create ", tmp), errno);
-  TM_RETURN_IF_ERROR(write_all(fd.get(), bytes, tmp));
+  for (auto bytes : parts) TM_RETURN_IF_ERROR(write_all(fd.get(), bytes, tmp));
   if (::fsync(fd.get()) != 0) return system_error(str_cat("fsync ", tmp), errno);
   return Status::Ok();
 }
@@ -52,8 +52,14 @@ Status write_temporary(const std::string& tmp, std::span<const std::byte> bytes)
 
 Result<bool> write_file_atomic(const std::string& path, std::span<const std::byte> bytes,
                                Replace replace) {
+  std::span<const std::byte> one[] = {bytes};
+  return write_file_atomic(path, one, replace);
+}
+
+Result<bool> write_file_atomic(const std::string& path,
+                               std::span<const std::span<const std::byte>> parts, Replace replace) {
   std::string tmp = temporary_name(path);
-  Status st = write_temporary(tmp, bytes);
+  Status st = write_temporary(tmp, parts);
   bool placed = false;
   if (st.ok() && replace == Replace::kYes) {
     if (::rename(tmp.c_str(), path.c_str()) != 0)

@@ -21,6 +21,9 @@ enum class Replace { kYes, kNo };
 // new bytes are discarded); otherwise the result is true.
 Result<bool> write_file_atomic(const std::string& path, std::span<const std::byte> bytes,
                                Replace replace);
+// The same, for a file made of `parts` written one after the other.
+Result<bool> write_file_atomic(const std::string& path,
+                               std::span<const std::span<const std::byte>> parts, Replace replace);
 // Fails with TM_ERROR_NOT_FOUND when the file does not exist, and with
 // TM_ERROR_INVALID_ARGUMENT when it is larger than max_bytes.
 Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_bytes);

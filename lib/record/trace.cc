@@ -28,6 +28,7 @@ bool has_magic(std::span<const std::byte> bytes, const char (&magic)[8]) {
 // Magic, version, flags and the header body length, in that order, so a
 // wrong version is named before its header is interpreted.
 Result<size_t> check_prologue(std::span<const std::byte> file, HeaderFields& h) {
+  if (file.empty()) return truncated(0, kPrologueBytes, "prologue");
   size_t magic_len = std::min<size_t>(file.size(), 8);
   if (std::memcmp(file.data(), kTraceMagic, magic_len) != 0) {
     return error(TM_ERROR_PROTOCOL, "not a trace: the file does not start with TMTRACE");
@@ -68,6 +69,9 @@ Status read_header_body(std::span<const std::byte> body, HeaderFields& h) {
   if (!parsed.ok()) return corrupted("bad role in header: ", parsed.status().message());
   h.meta.role = std::move(parsed.value());
   if (h.meta.api.empty()) return corrupted("empty api name in header");
+  if (h.iterations > kMaxIterations) {
+    return corrupted("header declares ", h.iterations, " iterations, more than ", kMaxIterations);
+  }
   if (h.meta.nslots < 1 || h.meta.slot < 0 || h.meta.slot >= h.meta.nslots) {
     return corrupted("slot ", h.meta.slot, " of ", h.meta.nslots, " slots in header");
   }
@@ -117,6 +121,14 @@ Status check_extent(std::span<const std::byte> file, size_t header_end, const He
 }
 
 }  // namespace
+
+Result<std::pair<HeaderFields, size_t>> parse_header(std::span<const std::byte> file) {
+  HeaderFields h;
+  TM_ASSIGN_OR_RETURN(size_t header_end, check_prologue(file, h));
+  TM_RETURN_IF_ERROR(
+      read_header_body(file.subspan(kPrologueBytes, header_end - kPrologueBytes - 4), h));
+  return std::pair<HeaderFields, size_t>(std::move(h), header_end);
+}
 
 Result<Trace> Trace::parse(std::vector<std::byte> file, const TraceExpect& expect,
                            size_t max_body_bytes) {

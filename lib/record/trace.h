@@ -32,6 +32,10 @@ struct TraceExpect {
 
 inline constexpr size_t kDefaultMaxTraceBytes = size_t{1} << 40;
 
+// The header of a trace file, checked (prologue, header CRC, fields), and
+// where its body starts; the body is not looked at.
+Result<std::pair<HeaderFields, size_t>> parse_header(std::span<const std::byte> file);
+
 class Trace {
  public:
   // `max_body_bytes` bounds the decompressed body (a corrupted size must not

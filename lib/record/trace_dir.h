@@ -13,6 +13,7 @@
 
 #include "record/role.h"
 #include "record/trace.h"
+#include "record/trace_builder.h"
 
 namespace trainmover::record {
 
@@ -37,6 +38,8 @@ class TraceDirectory {
   std::string path_for(const Role& role) const;
   // Creates the directory if needed. `file` must be a valid trace.
   Result<StoreResult> store(std::span<const std::byte> file) const;
+  // The same for a trace encoded by a TraceBuilder, written part by part.
+  Result<StoreResult> store(const EncodedTrace& trace) const;
   // The role's trace, checked against `expect` (whose role is set to `role`).
   Result<Trace> load(const Role& role, TraceExpect expect = {}) const;
 

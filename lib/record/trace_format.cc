@@ -49,11 +49,8 @@ std::vector<std::byte> encode_header(const HeaderFields& h) {
   return out;
 }
 
-void encode_record(const CallInfo& c, std::span<const std::byte> output,
-                   std::vector<std::byte>& out) {
-  size_t start = out.size();
-  out.reserve(start + kRecordFixedBytes + output.size());
-  ByteWriter w(out);
+void encode_record(const CallInfo& c, std::span<const std::byte> output, std::span<std::byte> out) {
+  FixedWriter w(out);
   w.u32(c.iteration);
   w.u32(c.index);
   w.u32(c.comm);
@@ -65,7 +62,16 @@ void encode_record(const CallInfo& c, std::span<const std::byte> output,
   w.i32(c.peer);
   w.u64(output.size());
   w.bytes(output);
-  w.u32(crc32c(std::span<const std::byte>(out).subspan(start)));
+  w.u32(0);
+}
+
+size_t seal_record(std::span<std::byte> records) {
+  if (records.size() < kRecordFixedBytes) return 0;
+  uint64_t out_len = ByteReader(records.subspan(32, 8)).u64();
+  if (out_len > records.size() - kRecordFixedBytes) return 0;
+  size_t crc_at = kRecordFixedBytes - 4 + out_len;
+  FixedWriter(records.subspan(crc_at)).u32(crc32c(records.first(crc_at)));
+  return crc_at + 4;
 }
 
 std::string describe_call(const CallInfo& c, const std::string& api) {

@@ -43,6 +43,7 @@ inline constexpr size_t kMaxHeaderBody = 1024;
 inline constexpr size_t kTrailerBytes = 12;
 inline constexpr size_t kRecordFixedBytes = 44;  // a record without its output bytes
 inline constexpr size_t kMaxApiText = 32;
+inline constexpr uint32_t kMaxIterations = 1u << 20;  // bounds the reader's iteration index
 
 inline constexpr const char* kApiTrainmover = "trainmover";
 inline constexpr const char* kApiNccl = "nccl";
@@ -103,9 +104,13 @@ struct HeaderFields {
 
 // Header bytes, CRC included.
 std::vector<std::byte> encode_header(const HeaderFields& header);
-// Appends one record, CRC included.
+// Writes one record into `out`, which has exactly kRecordFixedBytes +
+// output.size() bytes, with its CRC left zero until seal_record().
 void encode_record(const CallInfo& call, std::span<const std::byte> output,
-                   std::vector<std::byte>& out);
+                   std::span<std::byte> out);
+// Writes the CRC of the record that starts `records` and returns its size
+// (0 when `records` is too short to hold the record its length says).
+size_t seal_record(std::span<std::byte> records);
 // "allreduce(sum) dtype 0 x 1024 peer -1" in the trace's api.
 std::string describe_call(const CallInfo& call, const std::string& api);
 

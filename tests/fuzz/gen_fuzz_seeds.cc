@@ -8,6 +8,7 @@
 
 #include "fuzz_common.h"
 #include "rendezvous/store_protocol.h"
+#include "trace_seeds.h"
 #include "transport/control.h"
 #include "transport/frame.h"
 #include "transport/handshake.h"
@@ -164,6 +165,17 @@ bool write_link_streams(const fs::path& root) {
   return ok;
 }
 
+bool write_traces(const fs::path& root) {
+  SeedWriter w(root, "fuzz_trace");
+  bool ok = true;
+  for (auto c : {record::Compression::kNone, record::Compression::kZstd}) {
+    auto file = fuzz::sample_trace(c);
+    if (file.empty()) continue;  // no zstd in this build
+    for (uint8_t flags = 0; flags < 4; ++flags) ok = ok && w.write(prefixed(flags, file));
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,7 +185,7 @@ int main(int argc, char** argv) {
   }
   fs::path root(argv[1]);
   bool ok = write_frames(root) && write_controls(root) && write_handshakes(root) &&
-            write_store(root) && write_link_streams(root);
+            write_store(root) && write_link_streams(root) && write_traces(root);
   if (!ok) std::fprintf(stderr, "%s: cannot write seeds under %s\n", argv[0], argv[1]);
   return ok ? 0 : 1;
 }

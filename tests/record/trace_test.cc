@@ -303,6 +303,19 @@ TEST(TraceDirectory, KeepsOneTracePerRoleAndDropsDuplicates) {
   auto dup = traces.store(replica.finish(2, c).value());
   ASSERT_TRUE(dup.ok()) << dup.status().message();
   EXPECT_EQ(dup->outcome, StoreOutcome::kDuplicate);
+  // The same, from an encoded builder (the recorder's path, which compares
+  // without parsing), against the plain first file.
+  for (Compression mine : {Compression::kNone, c}) {
+    auto encoded = replica.encode(2, mine);
+    ASSERT_TRUE(encoded.ok()) << encoded.status().message();
+    auto again = traces.store(encoded.value());
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    EXPECT_EQ(again->outcome, StoreOutcome::kDuplicate);
+  }
+  TraceBuilder other = sample_builder(5);
+  auto different = traces.store(other.encode(2, Compression::kNone).value());
+  ASSERT_TRUE(different.ok()) << different.status().message();
+  EXPECT_EQ(different->outcome, StoreOutcome::kConflict);
 
   auto conflict = traces.store(sample_file(Compression::kNone, 9));
   ASSERT_TRUE(conflict.ok()) << conflict.status().message();

@@ -1,11 +1,14 @@
 // trainmover-bench: measures TrainMover's collectives against peers on this
-// host. A subcommand dispatcher: `allreduce` today; `worker` is the hidden
-// mode in which the benchmark re-executes itself as the ranks of a job.
+// host. A subcommand dispatcher: `allreduce` and `record`; `worker` and
+// `record-worker` are the hidden modes in which the benchmark re-executes
+// itself as the ranks of a job.
 #include <cstdio>
 #include <cstring>
 #include <string_view>
 
 #include "allreduce_cmd.h"
+#include "record_cmd.h"
+#include "record_worker.h"
 #include "worker.h"
 
 namespace {
@@ -21,7 +24,10 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"allreduce", "float32 sum allreduce: trainmover vs gloo vs openmpi-tcp",
      trainmover::bench::allreduce_main},
+    {"record", "cost of recording collectives for standbys, speed of replaying them",
+     trainmover::bench::record_main},
     {"worker", nullptr, trainmover::bench::worker_main},
+    {"record-worker", nullptr, trainmover::bench::record_worker_main},
 };
 
 void print_help() {

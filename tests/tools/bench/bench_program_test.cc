@@ -129,5 +129,41 @@ TEST(BenchProgram, TableOutputHasOneRowPerSize) {
   EXPECT_NE(run.out.find("\n      8192 "), std::string::npos) << run.out;
 }
 
+TEST(BenchRecord, HelpAndBadArguments) {
+  ToolRun help = bench("record --help");
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("--record-iterations"), std::string::npos) << help.out;
+  ToolRun top = bench("--help");
+  EXPECT_NE(top.out.find("record"), std::string::npos) << top.out;
+  for (const char* args : {"record --nranks 0", "record --bytes 1G1", "record --frobnicate",
+                           "record --rounds", "record extra"}) {
+    ToolRun run = bench(args);
+    EXPECT_EQ(run.status, 2) << args << "\n" << run.all;
+    EXPECT_NE(run.all.find("trainmover-bench record:"), std::string::npos) << run.all;
+  }
+}
+
+TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
+  ToolRun run = bench("record --nranks 2 --bytes 64K --passes 2 --rounds 1 --after 2 --json");
+  ASSERT_EQ(run.status, 0) << run.all;
+  auto lines = json_lines(run.out);
+  ASSERT_EQ(lines.size(), 1u) << run.out;
+  const JsonObject& o = lines[0];
+  EXPECT_EQ(o.string("bench"), "record");
+  for (const char* key : {"iter_time_s", "iter_time_recording_s", "replay_iter_time_s",
+                          "compute_time_s", "baseline_iter_time_s"}) {
+    ASSERT_TRUE(o.number(key).ok()) << key;
+    EXPECT_GT(o.number(key).value(), 0) << key;
+  }
+  for (const char* key : {"overhead_pct", "overhead_after_pct", "replay_overhead_pct"})
+    EXPECT_TRUE(o.number(key).ok()) << key;
+  // Two iterations of one 64 KiB allreduce each, plus header and records.
+  double bytes = o.number("trace_bytes_per_role").value();
+  EXPECT_GT(bytes, 2 * 65536);
+  EXPECT_LT(bytes, 2 * 65536 + 1024);
+  EXPECT_EQ(o.number("trace_files").value(), 1);
+  EXPECT_EQ(o.number("replay_matches").value(), 1);
+}
+
 }  // namespace
 }  // namespace trainmover::bench

@@ -1,0 +1,105 @@
+#include "api/recording_backend.h"
+
+#include "comm/datatype.h"
+
+namespace trainmover::api {
+
+using record::TraceOp;
+
+RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const RecordConfig& config)
+    : live_(std::move(live)), config_(config), builder_(record::TraceMeta{}) {
+  record::TraceMeta& meta = builder_.meta();
+  meta.job_id = config.job_id;
+  meta.api = record::kApiTrainmover;
+  meta.role = config.role;
+  meta.slot = live_->slot();
+  meta.nslots = live_->nslots();
+}
+
+Status RecordingBackend::capture(Status done, TraceOp op, uint16_t redop, tm_datatype_t type,
+                                 size_t count, int peer, const void* output, size_t output_elems) {
+  if (!done.ok() || !in_iteration_) return done;
+  record::CallInfo call;
+  call.iteration = iteration_;
+  call.index = builder_.next_index(iteration_);
+  call.op = static_cast<uint16_t>(op);
+  call.redop = redop;
+  call.dtype = static_cast<uint16_t>(type);
+  call.elem_size = static_cast<uint16_t>(datatype_size(type));
+  call.count = count;
+  call.peer = peer;
+  size_t bytes = output_elems * call.elem_size;
+  return builder_.append(call, {static_cast<const std::byte*>(output), bytes});
+}
+
+Status RecordingBackend::allreduce(const void* sendbuf, void* recvbuf, size_t count,
+                                   tm_datatype_t type, tm_redop_t op) {
+  return capture(live_->allreduce(sendbuf, recvbuf, count, type, op), TraceOp::kAllreduce,
+                 static_cast<uint16_t>(op), type, count, record::kNoPeer, recvbuf, count);
+}
+
+Status RecordingBackend::reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                        tm_datatype_t type, tm_redop_t op) {
+  return capture(live_->reduce_scatter(sendbuf, recvbuf, recvcount, type, op),
+                 TraceOp::kReduceScatter, static_cast<uint16_t>(op), type, recvcount,
+                 record::kNoPeer, recvbuf, recvcount);
+}
+
+Status RecordingBackend::allgather(const void* sendbuf, void* recvbuf, size_t sendcount,
+                                   tm_datatype_t type) {
+  return capture(live_->allgather(sendbuf, recvbuf, sendcount, type), TraceOp::kAllgather,
+                 record::kNoRedop, type, sendcount, record::kNoPeer, recvbuf,
+                 sendcount * static_cast<size_t>(live_->nslots()));
+}
+
+Status RecordingBackend::broadcast(const void* sendbuf, void* recvbuf, size_t count,
+                                   tm_datatype_t type, int root) {
+  return capture(live_->broadcast(sendbuf, recvbuf, count, type, root), TraceOp::kBroadcast,
+                 record::kNoRedop, type, count, root, recvbuf, count);
+}
+
+Status RecordingBackend::barrier() {
+  return capture(live_->barrier(), TraceOp::kBarrier, record::kNoRedop, TM_UINT8, 0,
+                 record::kNoPeer, nullptr, 0);
+}
+
+Status RecordingBackend::send(const void* buf, size_t count, tm_datatype_t type, int peer) {
+  return capture(live_->send(buf, count, type, peer), TraceOp::kSend, record::kNoRedop, type, count,
+                 peer, nullptr, 0);
+}
+
+Status RecordingBackend::recv(void* buf, size_t count, tm_datatype_t type, int peer) {
+  return capture(live_->recv(buf, count, type, peer), TraceOp::kRecv, record::kNoRedop, type, count,
+                 peer, buf, count);
+}
+
+Status RecordingBackend::declare_role(const record::Role& role) {
+  builder_.meta().role = role;
+  return Status::Ok();
+}
+
+Status RecordingBackend::iteration_begin(uint32_t iteration) {
+  in_iteration_ = iteration < config_.iterations;
+  iteration_ = iteration;
+  return Status::Ok();
+}
+
+Status RecordingBackend::iteration_end(uint32_t iteration) {
+  in_iteration_ = false;
+  if (iteration + 1 < config_.iterations || finished_) return Status::Ok();
+  finished_ = true;
+  saver_ = std::make_unique<record::TraceSaver>(std::move(builder_), config_.iterations,
+                                                config_.compression, config_.trace_dir);
+  return Status::Ok();
+}
+
+std::unique_ptr<record::TraceSaver> RecordingBackend::take_trace_saver() {
+  return std::move(saver_);
+}
+
+std::unique_ptr<CommBackend> RecordingBackend::take_successor() {
+  if (!finished_) return nullptr;
+  return std::move(live_);
+}
+
+}  // namespace trainmover::api

@@ -1,0 +1,80 @@
+#include "record/arena.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <utility>
+
+namespace trainmover::record {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+constexpr size_t kMinBlock = size_t{8} << 20;
+
+size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+ByteArena::ByteArena(ByteArena&& other) noexcept
+    : blocks_(std::move(other.blocks_)), size_(std::exchange(other.size_, 0)) {
+  other.blocks_.clear();
+}
+
+ByteArena& ByteArena::operator=(ByteArena&& other) noexcept {
+  if (this != &other) {
+    release();
+    blocks_ = std::move(other.blocks_);
+    other.blocks_.clear();
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+ByteArena::~ByteArena() { release(); }
+
+void ByteArena::release() {
+  for (Block& b : blocks_) ::munmap(b.map, b.map_bytes);
+  blocks_.clear();
+  size_ = 0;
+}
+
+Result<std::span<std::byte>> ByteArena::allocate(size_t n) {
+  if (blocks_.empty() || blocks_.back().capacity - blocks_.back().used < n) {
+    // Each block doubles the arena (at least 8 MiB), so blocks stay few.
+    Block b;
+    b.capacity = round_up(std::max({n, kMinBlock, size_}), kHugePage);
+    b.map_bytes = b.capacity + kHugePage;  // room to align to a huge page
+    b.map =
+        ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b.map == MAP_FAILED) return system_error(str_cat("mmap of ", b.map_bytes, " bytes"), errno);
+    auto addr = reinterpret_cast<uintptr_t>(b.map);
+    b.data = static_cast<std::byte*>(b.map) + (round_up(addr, kHugePage) - addr);
+    ::madvise(b.data, b.capacity, MADV_HUGEPAGE);  // advice only: fine if refused
+    blocks_.push_back(b);
+  }
+  Block& b = blocks_.back();
+  std::span<std::byte> out(b.data + b.used, n);
+  b.used += n;
+  size_ += n;
+  return out;
+}
+
+std::vector<std::span<const std::byte>> ByteArena::pieces() const {
+  std::vector<std::span<const std::byte>> out;
+  for (const Block& b : blocks_) {
+    if (b.used > 0) out.emplace_back(b.data, b.used);
+  }
+  return out;
+}
+
+std::vector<std::span<std::byte>> ByteArena::mutable_pieces() {
+  std::vector<std::span<std::byte>> out;
+  for (const Block& b : blocks_) {
+    if (b.used > 0) out.emplace_back(b.data, b.used);
+  }
+  return out;
+}
+
+}  // namespace trainmover::record

@@ -1,0 +1,47 @@
+// ByteArena: append-only storage for a trace being recorded. Bytes never
+// move once written (no reallocation copies while a job runs), and blocks
+// are backed by transparent huge pages where the kernel allows, so a
+// recorder takes few page faults on the training loop's critical path.
+//
+// Move-only; not thread-safe. Allocation failure is reported (no abort).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "common/status.h"
+
+namespace trainmover::record {
+
+class ByteArena {
+ public:
+  ByteArena() = default;
+  ByteArena(ByteArena&& other) noexcept;
+  ByteArena& operator=(ByteArena&& other) noexcept;
+  ByteArena(const ByteArena&) = delete;
+  ByteArena& operator=(const ByteArena&) = delete;
+  ~ByteArena();
+
+  // `n` contiguous bytes at the end of the arena.
+  Result<std::span<std::byte>> allocate(size_t n);
+  // The bytes written so far, in order, as few pieces as there are blocks.
+  std::vector<std::span<const std::byte>> pieces() const;
+  std::vector<std::span<std::byte>> mutable_pieces();
+  size_t size() const { return size_; }
+
+ private:
+  struct Block {
+    void* map = nullptr;  // what mmap returned
+    size_t map_bytes = 0;
+    std::byte* data = nullptr;  // 2 MiB-aligned inside the mapping
+    size_t capacity = 0;
+    size_t used = 0;
+  };
+  void release();
+
+  std::vector<Block> blocks_;
+  size_t size_ = 0;
+};
+
+}  // namespace trainmover::record

@@ -1,0 +1,55 @@
+#include "record/trace_saver.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <exception>
+
+#include "common/log.h"
+
+namespace trainmover::record {
+
+TraceSaver::TraceSaver(TraceBuilder builder, uint32_t iterations, Compression compression,
+                       std::string dir)
+    : builder_(std::move(builder)),
+      iterations_(iterations),
+      compression_(compression),
+      dir_(std::move(dir)),
+      result_(Status(TM_ERROR_INTERNAL, "the trace was not saved")),
+      thread_([this] { run(); }) {}
+
+TraceSaver::~TraceSaver() {
+  if (thread_.joinable()) thread_.join();
+}
+
+const Result<StoreResult>& TraceSaver::wait() {
+  if (thread_.joinable()) thread_.join();
+  return result_;
+}
+
+void TraceSaver::run() {
+  // Lowest priority for this thread only (Linux nice values are per thread):
+  // the save must not take CPU from the training loop; it can wait.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+  Result<StoreResult> result = Status(TM_ERROR_INTERNAL, "the trace was not saved");
+  try {
+    auto encoded = builder_.encode(iterations_, compression_);
+    result = encoded.ok() ? TraceDirectory(dir_).store(encoded.value())
+                          : Result<StoreResult>(encoded.status());
+  } catch (const std::exception& e) {  // bad_alloc: nothing may escape a thread
+    result = Status(TM_ERROR_SYSTEM, str_cat("saving the trace: ", e.what()));
+  }
+  const int slot = builder_.meta().slot;
+  if (!result.ok()) {
+    log(LogLevel::kWarn, "trace of slot ", slot, " not saved: ", result.status().message());
+  } else if (result->outcome == StoreOutcome::kConflict) {
+    log(LogLevel::kWarn, "trace of slot ", slot, " not kept: ", result->detail);
+  } else {
+    log(LogLevel::kInfo, "trace of slot ", slot, " ", store_outcome_name(result->outcome), ": ",
+        result->path, " (", builder_.calls(), " calls)");
+  }
+  result_ = std::move(result);
+}
+
+}  // namespace trainmover::record

@@ -1,0 +1,350 @@
+#include "record_cmd.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+#include "common/parse.h"
+#include "job_runner.h"
+#include "json_line.h"
+#include "launcher/local_job.h"
+#include "record/trace_dir.h"
+#include "workload.h"
+
+namespace trainmover::bench {
+namespace {
+
+constexpr int kExitUsage = 2;
+
+void print_help() {
+  std::printf(
+      "Usage: trainmover-bench record [OPTIONS]\n"
+      "Measure recording collectives for standbys and replaying them in a sandbox, on a\n"
+      "data-parallel loop: compute step, allreduce of the gradients, update.\n\n"
+      "  -n, --nranks N          worker processes (default 2)\n"
+      "  -b, --bytes SIZE        gradient buffer allreduced per iteration (default 4M)\n"
+      "  -c, --compute-ms MS     compute step, calibrated on this machine (default 15)\n"
+      "  -p, --passes N          compute passes instead of calibrating\n"
+      "  -k, --record-iterations K  iterations recorded (default 2)\n"
+      "  -a, --after M           iterations measured after recording (default 10)\n"
+      "  -w, --warmup W          unrecorded warm-up iterations first (default 3)\n"
+      "  -r, --rounds R          rounds; medians are reported (default 5)\n"
+      "  -z, --compress          zstd-compress the traces\n"
+      "  -j, --json              one JSON object instead of the table\n"
+      "  -t, --job-timeout S     limit per job in seconds (default 300)\n"
+      "  -h, --help              this text\n");
+}
+
+Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
+  static const option kLong[] = {{"nranks", required_argument, nullptr, 'n'},
+                                 {"bytes", required_argument, nullptr, 'b'},
+                                 {"compute-ms", required_argument, nullptr, 'c'},
+                                 {"passes", required_argument, nullptr, 'p'},
+                                 {"record-iterations", required_argument, nullptr, 'k'},
+                                 {"after", required_argument, nullptr, 'a'},
+                                 {"warmup", required_argument, nullptr, 'w'},
+                                 {"rounds", required_argument, nullptr, 'r'},
+                                 {"compress", no_argument, nullptr, 'z'},
+                                 {"json", no_argument, nullptr, 'j'},
+                                 {"job-timeout", required_argument, nullptr, 't'},
+                                 {"help", no_argument, nullptr, 'h'},
+                                 {nullptr, 0, nullptr, 0}};
+  RecordOptions o;
+  optind = 1;
+  opterr = 0;
+  auto int_opt = [](const char* name, int64_t min, int64_t max) -> Result<int> {
+    auto v = parse_int(optarg, min, max);
+    if (!v.ok()) return v.status().with_context(name);
+    return static_cast<int>(v.value());
+  };
+  for (int c; (c = getopt_long(argc, argv, "n:b:c:p:k:a:w:r:zjt:h", kLong, nullptr)) != -1;) {
+    switch (c) {
+      case 'n': {
+        TM_ASSIGN_OR_RETURN(o.nranks, int_opt("--nranks", 1, 64));
+        break;
+      }
+      case 'b': {
+        auto v = parse_size(optarg);
+        if (!v.ok()) return v.status().with_context("--bytes");
+        if (v.value() < 4 || v.value() > (uint64_t{1} << 30))
+          return error(TM_ERROR_INVALID_ARGUMENT, "--bytes: must be between 4 and 1G");
+        o.bytes = v.value();
+        break;
+      }
+      case 'c': {
+        TM_ASSIGN_OR_RETURN(int ms, int_opt("--compute-ms", 1, 10000));
+        o.compute_s = ms / 1000.0;
+        break;
+      }
+      case 'p': {
+        TM_ASSIGN_OR_RETURN(o.passes, int_opt("--passes", 1, 1000000));
+        break;
+      }
+      case 'k': {
+        TM_ASSIGN_OR_RETURN(o.recorded, int_opt("--record-iterations", 1, 1000));
+        break;
+      }
+      case 'a': {
+        TM_ASSIGN_OR_RETURN(o.after, int_opt("--after", 1, 100000));
+        break;
+      }
+      case 'w': {
+        TM_ASSIGN_OR_RETURN(o.warmup, int_opt("--warmup", 0, 100000));
+        break;
+      }
+      case 'r': {
+        TM_ASSIGN_OR_RETURN(o.rounds, int_opt("--rounds", 1, 1000));
+        break;
+      }
+      case 'z':
+        o.compress = true;
+        break;
+      case 'j':
+        o.json = true;
+        break;
+      case 't': {
+        auto v = parse_seconds(optarg);
+        if (!v.ok()) return v.status().with_context("--job-timeout");
+        o.job_timeout_s = v.value();
+        break;
+      }
+      case 'h':
+        help = true;
+        return o;
+      default:
+        return error(TM_ERROR_INVALID_ARGUMENT, "unknown or incomplete option '", argv[optind - 1],
+                     "'");
+    }
+  }
+  if (optind < argc)
+    return error(TM_ERROR_INVALID_ARGUMENT, "unexpected argument '", argv[optind], "'");
+  return o;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double mean(const std::vector<double>& v, size_t from, size_t to) {
+  double sum = 0;
+  for (size_t i = from; i < to; ++i) sum += v[i];
+  return to > from ? sum / static_cast<double>(to - from) : 0;
+}
+
+// What the ranks of one job printed, per phase: per iteration the slowest
+// rank's time, rank 0's CRCs, and the compute samples.
+struct PhaseLines {
+  std::vector<double> iteration_s;
+  std::vector<long long> crc;
+  std::vector<double> compute_s;
+};
+
+Result<PhaseLines> parse_lines(const launcher::LocalJobResult& result, const std::string& phase) {
+  PhaseLines out;
+  for (const auto& rank : result.ranks) {
+    for (std::string_view line : split(rank.output, '\n')) {
+      if (line.empty() || line.front() != '{') continue;
+      TM_ASSIGN_OR_RETURN(JsonObject o, JsonObject::parse(line));
+      TM_ASSIGN_OR_RETURN(double elapsed, o.number("elapsed_s"));
+      if (o.string("phase") == "compute") {
+        out.compute_s.push_back(elapsed);
+        continue;
+      }
+      if (o.string("phase") != phase) continue;
+      TM_ASSIGN_OR_RETURN(double iter, o.number("iter"));
+      TM_ASSIGN_OR_RETURN(double crc, o.number("crc"));
+      auto i = static_cast<size_t>(iter);
+      if (out.iteration_s.size() <= i) out.iteration_s.resize(i + 1, 0.0);
+      out.iteration_s[i] = std::max(out.iteration_s[i], elapsed);
+      if (rank.rank == 0) {
+        if (out.crc.size() <= i) out.crc.resize(i + 1, -1);
+        out.crc[i] = static_cast<long long>(crc);
+      }
+    }
+  }
+  return out;
+}
+
+class RecordBench {
+ public:
+  RecordBench(RecordOptions o, std::string self, std::string dir)
+      : o_(std::move(o)), self_(std::move(self)), dir_(std::move(dir)) {}
+
+  Status run_round(int round);
+  void print(bool json) const;
+
+ private:
+  Result<launcher::LocalJobResult> job(const std::string& phase, int nprocs,
+                                       std::vector<std::pair<std::string, std::string>> env);
+  std::map<std::string, std::vector<double>> samples_;  // key -> one value per round
+  bool replay_matches_ = true;
+  size_t trace_files_ = 0;
+  RecordOptions o_;
+  std::string self_, dir_;
+};
+
+Result<launcher::LocalJobResult> RecordBench::job(
+    const std::string& phase, int nprocs, std::vector<std::pair<std::string, std::string>> env) {
+  launcher::LocalJobOptions job;
+  job.argv = {self_,        "record-worker",
+              "--phase",    phase,
+              "--count",    std::to_string(o_.bytes / sizeof(float)),
+              "--passes",   std::to_string(o_.passes),
+              "--warmup",   std::to_string(o_.warmup),
+              "--recorded", std::to_string(o_.recorded),
+              "--after",    std::to_string(o_.after)};
+  job.nprocs = nprocs;
+  job.timeout = seconds(o_.job_timeout_s);
+  job.capture_stdout = true;
+  job.extra_env = std::move(env);
+  TM_ASSIGN_OR_RETURN(auto result, launcher::run_local_job(job));
+  if (result.first_failed_rank >= 0) {
+    return error(TM_ERROR_PEER_FAILED, phase,
+                 " job: ", result.ranks[result.first_failed_rank].describe());
+  }
+  if (result.timed_out) return error(TM_ERROR_TIMEOUT, phase, " job ran past --job-timeout");
+  return result;
+}
+
+Status RecordBench::run_round(int round) {
+  const size_t k = static_cast<size_t>(o_.recorded), total = k + static_cast<size_t>(o_.after);
+  // The same job without recording: the reference for both windows.
+  TM_ASSIGN_OR_RETURN(auto plain_job, job("live", o_.nranks, {{"TRAINMOVER_TRACE_DIR", ""}}));
+  TM_ASSIGN_OR_RETURN(PhaseLines plain, parse_lines(plain_job, "live"));
+  std::string traces = str_cat(dir_, "/round-", round);
+  TM_ASSIGN_OR_RETURN(auto rec_job,
+                      job("live", o_.nranks,
+                          {{"TRAINMOVER_TRACE_DIR", traces},
+                           {"TRAINMOVER_RECORD_ITERATIONS", std::to_string(o_.recorded)},
+                           {"TRAINMOVER_TRACE_COMPRESS", o_.compress ? "1" : "0"}}));
+  TM_ASSIGN_OR_RETURN(PhaseLines rec, parse_lines(rec_job, "live"));
+  if (plain.iteration_s.size() != total || rec.iteration_s.size() != total) {
+    return error(TM_ERROR_PROTOCOL, "a live job reported ", rec.iteration_s.size(), " and ",
+                 plain.iteration_s.size(), " iterations, expected ", total);
+  }
+  record::TraceDirectory dir(traces);
+  TM_ASSIGN_OR_RETURN(auto trace, dir.load(record::Role{}));
+  trace_files_ = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(traces)) ++trace_files_;
+  TM_ASSIGN_OR_RETURN(auto replay_job,
+                      job("replay", 1,
+                          {{"TRAINMOVER_TRACE_DIR", traces},
+                           {"TRAINMOVER_JOB_ID", std::to_string(trace.meta().job_id)},
+                           {"TRAINMOVER_SLOT", "0"}}));
+  TM_ASSIGN_OR_RETURN(PhaseLines replay, parse_lines(replay_job, "replay"));
+  if (replay.iteration_s.size() != k || replay.compute_s.empty())
+    return error(TM_ERROR_PROTOCOL, "the replay reported ", replay.iteration_s.size(),
+                 " iterations");
+  for (size_t i = 0; i < k; ++i) replay_matches_ &= replay.crc[i] == rec.crc[i];
+
+  samples_["plain_recorded_window_s"].push_back(mean(plain.iteration_s, 0, k));
+  samples_["plain_after_window_s"].push_back(mean(plain.iteration_s, k, total));
+  samples_["iter_time_recording_s"].push_back(mean(rec.iteration_s, 0, k));
+  samples_["iter_time_s"].push_back(mean(rec.iteration_s, k, total));
+  samples_["replay_iter_time_s"].push_back(mean(replay.iteration_s, 0, k));
+  samples_["compute_time_s"].push_back(median(replay.compute_s));
+  samples_["trace_bytes_per_role"].push_back(static_cast<double>(trace.file_bytes()));
+  std::filesystem::remove_all(traces);
+  return Status::Ok();
+}
+
+void RecordBench::print(bool json) const {
+  auto med = [&](const char* key) { return median(samples_.at(key)); };
+  double rec = med("iter_time_recording_s"), after = med("iter_time_s");
+  double plain_rec = med("plain_recorded_window_s"), plain_after = med("plain_after_window_s");
+  double replay = med("replay_iter_time_s"), compute = med("compute_time_s");
+  double overhead = (rec / plain_rec - 1) * 100, after_overhead = (after / plain_after - 1) * 100;
+  double replay_overhead = (replay / compute - 1) * 100;
+  auto trace_bytes = static_cast<long long>(med("trace_bytes_per_role"));
+  if (json) {
+    std::printf("%s\n", JsonLine()
+                            .add("bench", "record")
+                            .add("nranks", o_.nranks)
+                            .add("bytes", static_cast<long long>(o_.bytes))
+                            .add("passes", o_.passes)
+                            .add("record_iterations", o_.recorded)
+                            .add("rounds", o_.rounds)
+                            .add("compressed", o_.compress ? 1 : 0)
+                            .add("iter_time_s", after)
+                            .add("iter_time_recording_s", rec)
+                            .add("overhead_pct", overhead)
+                            .add("baseline_iter_time_s", plain_after)
+                            .add("overhead_after_pct", after_overhead)
+                            .add("trace_bytes_per_role", trace_bytes)
+                            .add("trace_files", static_cast<long long>(trace_files_))
+                            .add("replay_iter_time_s", replay)
+                            .add("compute_time_s", compute)
+                            .add("replay_overhead_pct", replay_overhead)
+                            .add("replay_matches", replay_matches_ ? 1 : 0)
+                            .str()
+                            .c_str());
+    return;
+  }
+  std::printf(
+      "record: %d ranks, %s gradients, compute %d passes, %d recorded + %d more iterations, "
+      "median of %d rounds\n",
+      o_.nranks, format_bytes(static_cast<double>(o_.bytes)).c_str(), o_.passes, o_.recorded,
+      o_.after, o_.rounds);
+  std::printf("  recorded iterations   %8.2f ms  (same iterations unrecorded %.2f ms: %+.1f%%)\n",
+              rec * 1e3, plain_rec * 1e3, overhead);
+  std::printf("  after recording       %8.2f ms  (job never recording %.2f ms: %+.1f%%)\n",
+              after * 1e3, plain_after * 1e3, after_overhead);
+  std::printf("  trace per role        %8s     (%zu file for %d ranks)\n",
+              format_bytes(static_cast<double>(trace_bytes)).c_str(), trace_files_, o_.nranks);
+  std::printf("  replay iteration      %8.2f ms  (compute alone %.2f ms: %+.1f%%), outputs %s\n",
+              replay * 1e3, compute * 1e3, replay_overhead,
+              replay_matches_ ? "identical to the recording" : "DIFFER from the recording");
+}
+
+// A private scratch directory for the round's traces.
+Result<std::string> scratch_dir() {
+  std::string tmpl =
+      (std::filesystem::temp_directory_path() / "trainmover-bench-record.XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return system_error("mkdtemp", errno);
+  return tmpl;
+}
+
+}  // namespace
+
+int record_main(int argc, char** argv) {
+  bool help = false;
+  auto parsed = parse_options(argc, argv, help);
+  if (help) {
+    print_help();
+    return 0;
+  }
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "trainmover-bench record: %s\nTry 'trainmover-bench record --help'.\n",
+                 parsed.status().message().c_str());
+    return kExitUsage;
+  }
+  RecordOptions o = parsed.value();
+  if (o.passes == 0) o.passes = calibrate_passes(o.bytes / sizeof(float), o.compute_s);
+  auto self = self_executable();
+  auto dir = scratch_dir();
+  if (!self.ok() || !dir.ok()) {
+    std::fprintf(stderr, "trainmover-bench record: %s\n",
+                 (!self.ok() ? self.status() : dir.status()).message().c_str());
+    return 1;
+  }
+  RecordBench bench(o, self.value(), dir.value());
+  Status st;
+  for (int round = 0; round < o.rounds && st.ok(); ++round) st = bench.run_round(round);
+  std::filesystem::remove_all(dir.value());
+  if (!st.ok()) {
+    std::fprintf(stderr, "trainmover-bench record: %s\n", st.message().c_str());
+    return 1;
+  }
+  bench.print(o.json);
+  return 0;
+}
+
+}  // namespace trainmover::bench

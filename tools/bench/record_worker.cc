@@ -1,0 +1,154 @@
+#include "record_worker.h"
+
+#include <getopt.h>
+
+#include <cstdio>
+#include <string>
+
+#include "common/clock.h"
+#include "common/parse.h"
+#include "json_line.h"
+#include "trainmover/trainmover.h"
+#include "workload.h"
+
+namespace trainmover::bench {
+namespace {
+
+constexpr int kComputeSamples = 5;
+
+struct WorkerArgs {
+  std::string phase;
+  size_t count = 0;
+  int passes = 1, warmup = 0, recorded = 0, after = 0;
+};
+
+Status tm(tm_result_t r, const char* what) {
+  if (r == TM_SUCCESS) return Status::Ok();
+  return error(r, what, ": ", tm_get_last_error());
+}
+
+// Owns a tm_comm_t.
+struct Handle {
+  tm_comm_t comm = nullptr;
+  ~Handle() { tm_comm_destroy(comm); }
+};
+
+Status step(tm_comm_t comm, Workload& w, int passes, int it, int nslots) {
+  w.compute(passes, it);
+  TM_RETURN_IF_ERROR(
+      tm(tm_allreduce(w.gradients(), w.gradients(), w.count(), TM_FLOAT32, TM_SUM, comm),
+         "allreduce"));
+  w.apply(nslots);
+  return Status::Ok();
+}
+
+void print_iteration(const char* phase, int it, double elapsed, uint32_t crc) {
+  std::printf("%s\n", JsonLine()
+                          .add("phase", phase)
+                          .add("iter", it)
+                          .add("elapsed_s", elapsed)
+                          .add("crc", static_cast<long long>(crc))
+                          .str()
+                          .c_str());
+}
+
+Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it, int nslots,
+                       const char* phase) {
+  auto start = Clock::now();
+  TM_RETURN_IF_ERROR(tm(tm_iteration_begin(comm), "tm_iteration_begin"));
+  TM_RETURN_IF_ERROR(step(comm, w, a.passes, it, nslots));
+  TM_RETURN_IF_ERROR(tm(tm_iteration_end(comm), "tm_iteration_end"));
+  print_iteration(phase, it, to_seconds(Clock::now() - start), w.gradient_crc());
+  return Status::Ok();
+}
+
+Status run_live(const WorkerArgs& a) {
+  tm_config_t config;
+  TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
+  Handle h;
+  TM_RETURN_IF_ERROR(tm(tm_comm_init(&h.comm, &config), "tm_comm_init"));
+  Workload w(a.count, config.slot);
+  for (int i = 0; i < a.warmup; ++i)
+    TM_RETURN_IF_ERROR(step(h.comm, w, a.passes, -1, config.nslots));
+  for (int it = 0; it < a.recorded + a.after; ++it) {
+    TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, config.nslots, "live"));
+  }
+  return Status::Ok();
+}
+
+Status run_replay(const WorkerArgs& a) {
+  tm_config_t config;
+  TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
+  Handle h;
+  TM_RETURN_IF_ERROR(tm(tm_comm_init_sandbox(&h.comm, &config, nullptr), "tm_comm_init_sandbox"));
+  int nslots = 0;
+  TM_RETURN_IF_ERROR(tm(tm_comm_nslots(h.comm, &nslots), "tm_comm_nslots"));
+  // Warm-up calls outside iterations are not recorded, so the replay warms
+  // up its compute only (touching the buffers, as the live warm-up did).
+  Workload w(a.count, config.slot);
+  for (int i = 0; i < a.warmup; ++i) w.compute(a.passes, -1);
+  Workload probe(a.count, config.slot);
+  for (int i = 0; i < kComputeSamples; ++i) {
+    auto start = Clock::now();
+    probe.compute(a.passes, i);
+    probe.apply(nslots);
+    std::printf("%s\n", JsonLine()
+                            .add("phase", "compute")
+                            .add("elapsed_s", to_seconds(Clock::now() - start))
+                            .str()
+                            .c_str());
+  }
+  for (int it = 0; it < a.recorded; ++it) {
+    TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, nslots, "replay"));
+  }
+  return Status::Ok();
+}
+
+Result<WorkerArgs> parse_args(int argc, char** argv) {
+  static const option kLong[] = {{"phase", required_argument, nullptr, 'P'},
+                                 {"count", required_argument, nullptr, 'c'},
+                                 {"passes", required_argument, nullptr, 'p'},
+                                 {"warmup", required_argument, nullptr, 'w'},
+                                 {"recorded", required_argument, nullptr, 'k'},
+                                 {"after", required_argument, nullptr, 'a'},
+                                 {nullptr, 0, nullptr, 0}};
+  WorkerArgs a;
+  optind = 1;
+  opterr = 0;
+  for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
+    if (c == 'P') {
+      a.phase = optarg;
+      continue;
+    }
+    if (c == '?') return error(TM_ERROR_INVALID_ARGUMENT, "bad option ", argv[optind - 1]);
+    TM_ASSIGN_OR_RETURN(int64_t v, parse_int(optarg, 0, int64_t{1} << 40));
+    if (c == 'c') a.count = static_cast<size_t>(v);
+    if (c == 'p') a.passes = static_cast<int>(v);
+    if (c == 'w') a.warmup = static_cast<int>(v);
+    if (c == 'k') a.recorded = static_cast<int>(v);
+    if (c == 'a') a.after = static_cast<int>(v);
+  }
+  if (a.phase != "live" && a.phase != "replay")
+    return error(TM_ERROR_INVALID_ARGUMENT, "--phase must be live or replay");
+  return a;
+}
+
+}  // namespace
+
+int record_worker_main(int argc, char** argv) {
+  auto args = parse_args(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "trainmover-bench record-worker: %s\n", args.status().message().c_str());
+    return 2;
+  }
+  Status st = args->phase == "live" ? run_live(args.value()) : run_replay(args.value());
+  std::fflush(stdout);
+  if (!st.ok()) {
+    std::fprintf(stderr, "trainmover-bench record-worker (%s): %s\n", args->phase.c_str(),
+                 st.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace trainmover::bench
