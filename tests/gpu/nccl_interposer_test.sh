@@ -44,7 +44,7 @@ with() {
 # unshare allows it. The plain program must fail that way (else the check
 # proves nothing).
 no_net="env NCCL_SOCKET_IFNAME==tm_no_such_if0 NCCL_IB_DISABLE=1"
-if unshare -rn true 2>/dev/null; then no_net="unshare -rn $no_net"; fi
+if unshare -rn "$app" --probe 2>/dev/null; then no_net="unshare -rn $no_net"; fi
 
 "$app" --iterations $iters --out "$work/plain.bin" || { echo "FAIL: the plain program"; exit 1; }
 
