@@ -1,5 +1,6 @@
 #include "record/trace_saver.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -29,9 +30,16 @@ const Result<StoreResult>& TraceSaver::wait() {
 }
 
 void TraceSaver::run() {
-  // Lowest priority for this thread only (Linux nice values are per thread):
-  // the save must not take CPU from the training loop; it can wait.
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+  // The save must not take CPU or disk time from the training loop; it can
+  // wait. SCHED_IDLE and the idle I/O class apply to this thread only; nice
+  // 19 is the fallback where SCHED_IDLE is refused.
+  const auto tid = static_cast<pid_t>(::syscall(SYS_gettid));
+  sched_param param{};
+  if (::sched_setscheduler(tid, SCHED_IDLE, &param) != 0) {
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
+  }
+  constexpr int kIoprioWhoProcess = 1, kIoprioClassIdle = 3, kIoprioClassShift = 13;
+  ::syscall(SYS_ioprio_set, kIoprioWhoProcess, tid, kIoprioClassIdle << kIoprioClassShift);
   Result<StoreResult> result = Status(TM_ERROR_INTERNAL, "the trace was not saved");
   try {
     auto encoded = builder_.encode(iterations_, compression_);

@@ -1,7 +1,8 @@
 // TraceSaver: encodes a finished trace and stores it in a trace directory on
 // a thread of its own, so the training loop waits for neither compression,
 // nor the disk, nor the comparison with another replica's trace. The thread
-// runs at the lowest CPU priority, so it takes only idle time from the loop.
+// runs with SCHED_IDLE and the idle I/O class, so it takes as little as the
+// kernel allows from the training loop.
 //
 // Owns the builder and the thread; the destructor waits for the thread (a
 // bounded job: one encode, one file write, at most one file read). The

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "record/compress.h"
 #include "record/file_io.h"
 #include "record/trace.h"
 #include "support/multiprocess.h"
@@ -120,10 +121,11 @@ class RecordReplay : public ::testing::Test {
 
   // The live job: every slot records, runs one more iteration, and leaves
   // what it saw in each recorded iteration under dir_.
-  void record(bool slot_dependent) {
+  void record(bool slot_dependent, bool compress = false) {
     auto exits = job_.run(kSlots, [&](int slot) {
       CommConfig cc = job_.config(slot, kSlots, "recorded");
       tm_config_t c = c_config(cc, traces_);
+      c.trace_compress = compress ? 1 : 0;
       tm_comm_t comm = nullptr;
       if (tm_comm_init(&comm, &c) != TM_SUCCESS) return fail(slot, "tm_comm_init");
       std::string dp = str_cat("dp=", slot);
@@ -162,11 +164,14 @@ size_t files_in(const std::string& dir) {
 }
 
 TEST_F(RecordReplay, DataParallelReplicasKeepOneTrace) {
-  record(/*slot_dependent=*/false);
+  // Compressed when this build can: the replicas then compare their raw
+  // outputs with the decompressed first trace.
+  record(/*slot_dependent=*/false, /*compress=*/record::zstd_available());
   ASSERT_EQ(files_in(traces_), 1u);
   auto trace = record::Trace::load(traces_ + "/stage=none.tmtrace");
   ASSERT_TRUE(trace.ok()) << trace.status().message();
   EXPECT_EQ(trace->meta().job_id, job_.job_id());
+  EXPECT_EQ(trace->compressed(), record::zstd_available());
   EXPECT_EQ(trace->meta().nslots, kSlots);
   EXPECT_EQ(trace->iterations(), static_cast<uint32_t>(kRecorded));
   EXPECT_EQ(trace->calls().size(), 4u * kRecorded);  // the third iteration is not recorded
