@@ -25,7 +25,10 @@ bool SwitchWaitOp::poll() { return joiner_ ? poll_joiner() : poll_stayer(); }
 Clock::time_point SwitchWaitOp::wake_at() const {
   Clock::time_point at = deadline_;
   for (size_t i = 0; i < targets_.size(); ++i) {
-    if (targets_[i].dial && peers_.link(targets_[i].slot) == nullptr)
+    // Only a target waiting to be dialled again needs a timer; a connect in
+    // progress reports through events.
+    const int slot = targets_[i].slot;
+    if (targets_[i].dial && peers_.link(slot) == nullptr && !peers_.connecting(slot))
       at = std::min(at, retry_at_[i]);
   }
   return at;
