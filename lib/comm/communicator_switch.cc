@@ -186,15 +186,7 @@ Result<View> Communicator::fetch_view(uint64_t epoch) {
                    view.epoch);
     return view;
   }
-  View view;
-  for (int s = 0; s < config_.nslots; ++s) {
-    TM_ASSIGN_OR_RETURN(std::string record,
-                        store_->get(endpoint_key(config_.name, kFirstEpoch, s), timeout));
-    TM_ASSIGN_OR_RETURN(Endpoint e, parse_endpoint(record));
-    view.slots.push_back(std::move(e));
-  }
-  TM_RETURN_IF_ERROR(view.validate());
-  return view;
+  return fetch_first_view(*store_, config_.name, config_.nslots, timeout);
 }
 
 Status Communicator::publish_view(const View& view) {

@@ -55,4 +55,16 @@ Result<View> parse_view(const std::string& record) {
   return view;
 }
 
+Result<View> fetch_first_view(rendezvous::Store& store, const std::string& name, int nslots,
+                              Duration timeout) {
+  View view;
+  for (int s = 0; s < nslots; ++s) {
+    TM_ASSIGN_OR_RETURN(std::string record, store.get(endpoint_key(name, 0, s), timeout));
+    TM_ASSIGN_OR_RETURN(Endpoint e, parse_endpoint(record));
+    view.slots.push_back(std::move(e));
+  }
+  TM_RETURN_IF_ERROR(view.validate());
+  return view;
+}
+
 }  // namespace trainmover

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "comm/view.h"
+#include "common/clock.h"
 #include "common/status.h"
+#include "rendezvous/store.h"
 
 namespace trainmover {
 
@@ -17,5 +19,11 @@ std::string view_key(const std::string& comm_name, uint64_t epoch);
 std::string encode_view(const View& view);
 // Rejects malformed records and views that fail View::validate().
 Result<View> parse_view(const std::string& record);
+
+// The first view (epoch 0) of communicator `name`: the endpoint record each
+// of its `nslots` slots published at creation, waiting up to `timeout` for
+// each.
+Result<View> fetch_first_view(rendezvous::Store& store, const std::string& name, int nslots,
+                              Duration timeout);
 
 }  // namespace trainmover

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/endpoint.h"
+#include "comm/view_record.h"
 #include "common/event_loop.h"
 #include "support/reference.h"
 #include "transport/tcp/tcp_transport.h"
@@ -19,14 +20,7 @@ std::unique_ptr<rendezvous::TcpStore> connect_store(const TestJob& job) {
 }
 
 Result<View> initial_view(rendezvous::Store& store, const std::string& name, int nslots) {
-  View v;
-  for (int s = 0; s < nslots; ++s) {
-    TM_ASSIGN_OR_RETURN(std::string record,
-                        store.get(endpoint_key(name, 0, s), std::chrono::seconds(20)));
-    TM_ASSIGN_OR_RETURN(Endpoint e, parse_endpoint(record));
-    v.slots.push_back(std::move(e));
-  }
-  return v;
+  return fetch_first_view(store, name, nslots, std::chrono::seconds(20));
 }
 
 View replace_slot(View view, uint64_t epoch, int slot, const Endpoint& joiner) {
