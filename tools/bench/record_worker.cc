@@ -58,7 +58,10 @@ Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it,
   TM_RETURN_IF_ERROR(tm(tm_iteration_begin(comm), "tm_iteration_begin"));
   TM_RETURN_IF_ERROR(step(comm, w, a.passes, it, nslots));
   TM_RETURN_IF_ERROR(tm(tm_iteration_end(comm), "tm_iteration_end"));
-  print_iteration(phase, it, to_seconds(Clock::now() - start), w.gradient_crc());
+  // Read the clock before the CRC: as two arguments of one call, their
+  // order would be unspecified and the CRC could land inside the time.
+  double elapsed = to_seconds(Clock::now() - start);
+  print_iteration(phase, it, elapsed, w.gradient_crc());
   return Status::Ok();
 }
 
