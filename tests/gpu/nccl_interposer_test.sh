@@ -30,7 +30,9 @@ if [ -n "$sanitizers" ]; then
   export ASAN_OPTIONS
 fi
 
-# with MODE [VAR=VALUE...] -- ARGS: runs the app through the interposer.
+# with MODE CMD...: runs CMD (the app, or env/unshare wrapping it) through
+# the interposer in MODE. No "--" before CMD: env would take it for the
+# command (found on the first GPU run).
 with() {
   mode=$1
   shift
@@ -48,7 +50,7 @@ if unshare -rn "$app" --probe 2>/dev/null; then no_net="unshare -rn $no_net"; fi
 
 "$app" --iterations $iters --out "$work/plain.bin" || { echo "FAIL: the plain program"; exit 1; }
 
-if with record -- "$app" --iterations $iters --out "$work/record.bin" 2>"$work/record.err" &&
+if with record "$app" --iterations $iters --out "$work/record.bin" 2>"$work/record.err" &&
   cmp -s "$work/plain.bin" "$work/record.bin"; then
   pass "record: outputs identical to the plain run"
 else
