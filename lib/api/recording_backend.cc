@@ -6,6 +6,10 @@ namespace trainmover::api {
 
 using record::TraceOp;
 
+namespace {
+constexpr size_t kFirstPrefaultBytes = size_t{8} << 20;
+}  // namespace
+
 RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const RecordConfig& config)
     : live_(std::move(live)), config_(config), builder_(record::TraceMeta{}) {
   record::TraceMeta& meta = builder_.meta();
@@ -14,6 +18,15 @@ RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const Reco
   meta.role = config.role;
   meta.slot = live_->slot();
   meta.nslots = live_->nslots();
+  // Before the first iteration nothing tells how much it records: the
+  // arena's first block, which the first capture would map anyway.
+  if (config.iterations > 0) prefault_next(kFirstPrefaultBytes);
+}
+
+void RecordingBackend::prefault_next(size_t bytes) {
+  if (bytes == 0) return;
+  auto room = builder_.reserve(bytes);
+  if (room.ok()) prefaulter_.populate(*room);  // else the capture reports the error
 }
 
 Status RecordingBackend::capture(Status done, TraceOp op, uint16_t redop, tm_datatype_t type,
@@ -81,13 +94,20 @@ Status RecordingBackend::declare_role(const record::Role& role) {
 Status RecordingBackend::iteration_begin(uint32_t iteration) {
   in_iteration_ = iteration < config_.iterations;
   iteration_ = iteration;
+  iteration_start_bytes_ = builder_.body_bytes();
   return Status::Ok();
 }
 
 Status RecordingBackend::iteration_end(uint32_t iteration) {
   in_iteration_ = false;
-  if (iteration + 1 < config_.iterations || finished_) return Status::Ok();
+  if (finished_) return Status::Ok();
+  if (iteration + 1 < config_.iterations) {
+    // The next iteration is likely shaped like this one.
+    prefault_next(builder_.body_bytes() - iteration_start_bytes_);
+    return Status::Ok();
+  }
   finished_ = true;
+  prefaulter_.wait();  // the saver takes the arena
   saver_ = std::make_unique<record::TraceSaver>(std::move(builder_), config_.iterations,
                                                 config_.compression, config_.trace_dir);
   return Status::Ok();

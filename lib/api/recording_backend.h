@@ -15,6 +15,7 @@
 
 #include "api/comm_backend.h"
 #include "api/record_config.h"
+#include "record/prefault.h"
 #include "record/trace_builder.h"
 #include "record/trace_format.h"
 
@@ -53,9 +54,15 @@ class RecordingBackend final : public CommBackend {
   Status capture(Status done, record::TraceOp op, uint16_t redop, tm_datatype_t type, size_t count,
                  int peer, const void* output, size_t output_elems);
 
+  // Faults in the arena's next `bytes` off the training thread, so that
+  // captures copy into memory already mapped.
+  void prefault_next(size_t bytes);
+
   std::unique_ptr<CommBackend> live_;
   RecordConfig config_;
   record::TraceBuilder builder_;
+  record::Prefaulter prefaulter_;  // after builder_: joined before its arena goes
+  size_t iteration_start_bytes_ = 0;
   bool in_iteration_ = false;
   uint32_t iteration_ = 0;
   bool finished_ = false;

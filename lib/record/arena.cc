@@ -40,25 +40,34 @@ void ByteArena::release() {
   size_ = 0;
 }
 
+Status ByteArena::ensure_room(size_t n) {
+  if (!blocks_.empty() && blocks_.back().capacity - blocks_.back().used >= n) return Status::Ok();
+  // Each block doubles the arena (at least 8 MiB), so blocks stay few.
+  Block b;
+  b.capacity = round_up(std::max({n, kMinBlock, size_}), kHugePage);
+  b.map_bytes = b.capacity + kHugePage;  // room to align to a huge page
+  b.map = ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b.map == MAP_FAILED) return system_error(str_cat("mmap of ", b.map_bytes, " bytes"), errno);
+  auto addr = reinterpret_cast<uintptr_t>(b.map);
+  b.data = static_cast<std::byte*>(b.map) + (round_up(addr, kHugePage) - addr);
+  ::madvise(b.data, b.capacity, MADV_HUGEPAGE);  // advice only: fine if refused
+  blocks_.push_back(b);
+  return Status::Ok();
+}
+
 Result<std::span<std::byte>> ByteArena::allocate(size_t n) {
-  if (blocks_.empty() || blocks_.back().capacity - blocks_.back().used < n) {
-    // Each block doubles the arena (at least 8 MiB), so blocks stay few.
-    Block b;
-    b.capacity = round_up(std::max({n, kMinBlock, size_}), kHugePage);
-    b.map_bytes = b.capacity + kHugePage;  // room to align to a huge page
-    b.map =
-        ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (b.map == MAP_FAILED) return system_error(str_cat("mmap of ", b.map_bytes, " bytes"), errno);
-    auto addr = reinterpret_cast<uintptr_t>(b.map);
-    b.data = static_cast<std::byte*>(b.map) + (round_up(addr, kHugePage) - addr);
-    ::madvise(b.data, b.capacity, MADV_HUGEPAGE);  // advice only: fine if refused
-    blocks_.push_back(b);
-  }
+  TM_RETURN_IF_ERROR(ensure_room(n));
   Block& b = blocks_.back();
   std::span<std::byte> out(b.data + b.used, n);
   b.used += n;
   size_ += n;
   return out;
+}
+
+Result<std::span<std::byte>> ByteArena::reserve(size_t n) {
+  TM_RETURN_IF_ERROR(ensure_room(n));
+  Block& b = blocks_.back();
+  return std::span<std::byte>(b.data + b.used, n);
 }
 
 std::vector<std::span<const std::byte>> ByteArena::pieces() const {

@@ -25,6 +25,10 @@ class ByteArena {
 
   // `n` contiguous bytes at the end of the arena.
   Result<std::span<std::byte>> allocate(size_t n);
+  // Makes room for `n` more bytes in one piece (mapping a block when the
+  // last one lacks it) and returns that room, not allocated yet: the next
+  // allocations, up to `n` bytes together, land in it. For prefaulting.
+  Result<std::span<std::byte>> reserve(size_t n);
   // The bytes written so far, in order, as few pieces as there are blocks.
   std::vector<std::span<const std::byte>> pieces() const;
   std::vector<std::span<std::byte>> mutable_pieces();
@@ -39,6 +43,7 @@ class ByteArena {
     size_t used = 0;
   };
   void release();
+  Status ensure_room(size_t n);
 
   std::vector<Block> blocks_;
   size_t size_ = 0;

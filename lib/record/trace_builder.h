@@ -60,6 +60,9 @@ class TraceBuilder {
   TraceMeta& meta() { return meta_; }
   uint64_t calls() const { return calls_; }
   size_t body_bytes() const { return body_.size(); }
+  // Room for the next `bytes` of records (see ByteArena::reserve), for
+  // prefaulting it before the calls are appended.
+  Result<std::span<std::byte>> reserve(size_t bytes) { return body_.reserve(bytes); }
 
  private:
   TraceMeta meta_;
