@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -14,9 +15,16 @@
 namespace trainmover::record {
 namespace {
 
+// Traces are written and read by a background thread at SCHED_IDLE, but a
+// kernel without preemption (seen here: "Dynamic Preempt: none") lets a
+// system call run to its end: an 8 MiB write or read holds a CPU for
+// milliseconds that the training thread may be waiting for. Calls of at most
+// this size keep each such hold to tens of microseconds.
+constexpr size_t kMaxIoChunk = size_t{256} << 10;
+
 Status write_all(int fd, std::span<const std::byte> bytes, const std::string& path) {
   while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    ssize_t n = ::write(fd, bytes.data(), std::min(bytes.size(), kMaxIoChunk));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return system_error(str_cat("write ", path), errno);
     bytes = bytes.subspan(static_cast<size_t>(n));
@@ -95,7 +103,7 @@ Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_byt
   std::vector<std::byte> out(static_cast<size_t>(st.st_size));
   size_t done = 0;
   while (done < out.size()) {
-    ssize_t n = ::read(fd.get(), out.data() + done, out.size() - done);
+    ssize_t n = ::read(fd.get(), out.data() + done, std::min(out.size() - done, kMaxIoChunk));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return system_error(str_cat("read ", path), errno);
     if (n == 0) break;  // shrank while reading: the parser reports it truncated
