@@ -107,7 +107,7 @@ Status RecordingBackend::iteration_end(uint32_t iteration) {
     return Status::Ok();
   }
   finished_ = true;
-  prefaulter_.wait();  // the saver takes the arena
+  prefaulter_.stop();  // the saver takes the arena; what is left is not needed
   saver_ = std::make_unique<record::TraceSaver>(std::move(builder_), config_.iterations,
                                                 config_.compression, config_.trace_dir);
   return Status::Ok();

@@ -1,15 +1,19 @@
 #include "record/prefault.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <system_error>
 
 namespace trainmover::record {
 namespace {
 
+constexpr size_t kStep = size_t{256} << 10;
+
 // A failure (memory short) only means the writer faults the pages itself.
-void populate_now(std::span<std::byte> range) {
+void populate_step(std::span<std::byte> range) {
 #ifdef MADV_POPULATE_WRITE
   ::madvise(range.data(), range.size(), MADV_POPULATE_WRITE);
 #else
@@ -49,13 +53,28 @@ void Prefaulter::populate(std::span<std::byte> range) {
   range = page_aligned(range);
   if (range.empty() || !supported()) return;
   try {
-    threads_.emplace_back([range] { populate_now(range); });
+    threads_.emplace_back([this, range] {
+      sched_param idle{};
+      ::sched_setscheduler(0, SCHED_IDLE, &idle);  // refused: normal priority
+      for (size_t at = 0; at < range.size() && !stopping_.load(std::memory_order_relaxed);
+           at += kStep) {
+        populate_step(range.subspan(at, std::min(kStep, range.size() - at)));
+      }
+    });
   } catch (const std::system_error&) {
     // No thread: the first writes fault the pages in, as without us.
   }
 }
 
-void Prefaulter::wait() {
+void Prefaulter::wait() { join_all(); }
+
+void Prefaulter::stop() {
+  stopping_.store(true, std::memory_order_relaxed);
+  join_all();
+  stopping_.store(false, std::memory_order_relaxed);
+}
+
+void Prefaulter::join_all() {
   for (std::thread& t : threads_) t.join();
   threads_.clear();
 }

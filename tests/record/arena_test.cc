@@ -1,6 +1,6 @@
 // Unit tests of the recorder's memory: ByteArena's reserve/allocate contract
 // and the Prefaulter, which must fault pages in without changing bytes that
-// are written at the same time.
+// are written at the same time, and stop when asked.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -85,6 +85,24 @@ TEST(Prefaulter, KeepsBytesWrittenWhileItRuns) {
   for (size_t i = 0; i < room->size(); i += 512)
     wrong += (*room)[i] != std::byte(i / 512 % 251 + 1);
   EXPECT_EQ(wrong, 0u);
+}
+
+TEST(Prefaulter, StopAbandonsTheRestAndItCanPopulateAgain) {
+  if (!Prefaulter::supported()) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
+  ByteArena arena;
+  auto big = arena.reserve(512 * kMiB);  // seconds of work in 256 KiB steps at idle priority
+  ASSERT_TRUE(big.ok());
+  const size_t pages = big->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  Prefaulter prefaulter;
+  prefaulter.populate(*big);
+  prefaulter.stop();
+  EXPECT_LT(resident_pages(*big), pages);
+  auto more = arena.reserve(513 * kMiB);  // a new block after the first
+  ASSERT_TRUE(more.ok());
+  prefaulter.populate(more->subspan(0, 4 * kMiB));
+  prefaulter.wait();
+  EXPECT_EQ(resident_pages(more->subspan(0, 4 * kMiB)),
+            4 * kMiB / static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
 }
 
 }  // namespace

@@ -35,6 +35,8 @@ void print_help() {
       "  -w, --warmup W          unrecorded warm-up iterations first (default 3)\n"
       "  -r, --rounds R          rounds; medians are reported (default 5)\n"
       "  -z, --compress          zstd-compress the traces\n"
+      "      --no-bind           leave ranks unbound (default: rank i on the i-th\n"
+      "                          allowed CPU, round robin, as srun --cpu-bind=cores)\n"
       "  -j, --json              one JSON object instead of the table\n"
       "  -t, --job-timeout S     limit per job in seconds (default 300)\n"
       "  -h, --help              this text\n");
@@ -50,6 +52,7 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
                                  {"warmup", required_argument, nullptr, 'w'},
                                  {"rounds", required_argument, nullptr, 'r'},
                                  {"compress", no_argument, nullptr, 'z'},
+                                 {"no-bind", no_argument, nullptr, 'U'},
                                  {"json", no_argument, nullptr, 'j'},
                                  {"job-timeout", required_argument, nullptr, 't'},
                                  {"help", no_argument, nullptr, 'h'},
@@ -103,6 +106,9 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
       }
       case 'z':
         o.compress = true;
+        break;
+      case 'U':
+        o.bind = false;
         break;
       case 'j':
         o.json = true;
@@ -200,7 +206,8 @@ Result<launcher::LocalJobResult> RecordBench::job(
               "--passes",   std::to_string(o_.passes),
               "--warmup",   std::to_string(o_.warmup),
               "--recorded", std::to_string(o_.recorded),
-              "--after",    std::to_string(o_.after)};
+              "--after",    std::to_string(o_.after),
+              "--bind",     o_.bind ? "1" : "0"};
   job.nprocs = nprocs;
   job.timeout = seconds(o_.job_timeout_s);
   job.capture_stdout = true;
@@ -273,6 +280,7 @@ void RecordBench::print(bool json) const {
                             .add("record_iterations", o_.recorded)
                             .add("rounds", o_.rounds)
                             .add("compressed", o_.compress ? 1 : 0)
+                            .add("cpu_bind", o_.bind ? 1 : 0)
                             .add("iter_time_s", after)
                             .add("iter_time_recording_s", rec)
                             .add("overhead_pct", overhead)

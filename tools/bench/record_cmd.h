@@ -22,6 +22,7 @@ struct RecordOptions {
   int warmup = 3;            // unmarked iterations before the first recorded one
   int rounds = 5;
   bool compress = false;
+  bool bind = true;  // each rank on its own CPU, as srun --cpu-bind=cores
   bool json = false;
   double job_timeout_s = 300;
 };
