@@ -10,7 +10,7 @@
 namespace trainmover::record {
 namespace {
 
-constexpr size_t kPageMultiple = size_t{2} << 20;  // keeps block sizes round
+constexpr size_t kHugePage = size_t{2} << 20;
 constexpr size_t kMinBlock = size_t{8} << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -18,13 +18,16 @@ size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 }  // namespace
 
 ByteArena::ByteArena(ByteArena&& other) noexcept
-    : blocks_(std::move(other.blocks_)), size_(std::exchange(other.size_, 0)) {
+    : pages_(other.pages_),
+      blocks_(std::move(other.blocks_)),
+      size_(std::exchange(other.size_, 0)) {
   other.blocks_.clear();
 }
 
 ByteArena& ByteArena::operator=(ByteArena&& other) noexcept {
   if (this != &other) {
     release();
+    pages_ = other.pages_;
     blocks_ = std::move(other.blocks_);
     other.blocks_.clear();
     size_ = std::exchange(other.size_, 0);
@@ -35,7 +38,7 @@ ByteArena& ByteArena::operator=(ByteArena&& other) noexcept {
 ByteArena::~ByteArena() { release(); }
 
 void ByteArena::release() {
-  for (Block& b : blocks_) ::munmap(b.data, b.capacity);
+  for (Block& b : blocks_) ::munmap(b.map, b.map_bytes);
   blocks_.clear();
   size_ = 0;
 }
@@ -44,11 +47,14 @@ Status ByteArena::ensure_room(size_t n) {
   if (!blocks_.empty() && blocks_.back().capacity - blocks_.back().used >= n) return Status::Ok();
   // Each block doubles the arena (at least 8 MiB), so blocks stay few.
   Block b;
-  b.capacity = round_up(std::max({n, kMinBlock, size_}), kPageMultiple);
-  void* map =
-      ::mmap(nullptr, b.capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED) return system_error(str_cat("mmap of ", b.capacity, " bytes"), errno);
-  b.data = static_cast<std::byte*>(map);
+  b.capacity = round_up(std::max({n, kMinBlock, size_}), kHugePage);
+  const bool huge = pages_ == ArenaPages::kHuge;
+  b.map_bytes = b.capacity + (huge ? kHugePage : 0);  // room to align to a huge page
+  b.map = ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (b.map == MAP_FAILED) return system_error(str_cat("mmap of ", b.map_bytes, " bytes"), errno);
+  auto addr = reinterpret_cast<uintptr_t>(b.map);
+  b.data = static_cast<std::byte*>(b.map) + (huge ? round_up(addr, kHugePage) - addr : 0);
+  if (huge) ::madvise(b.data, b.capacity, MADV_HUGEPAGE);  // advice only: fine if refused
   blocks_.push_back(b);
   return Status::Ok();
 }

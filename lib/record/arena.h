@@ -1,9 +1,13 @@
 // ByteArena: append-only storage for a trace being recorded. Bytes never
-// move once written (no reallocation copies while a job runs). Blocks are
-// plain 4 KiB-page mappings: with transparent huge pages (MADV_HUGEPAGE) the
-// kernel compacted memory synchronously on fault, and recorded iterations
-// stalled 15-30 ms now and then (measured here); page faults are instead
-// taken ahead, off the training thread, through reserve() and a Prefaulter.
+// move once written (no reallocation copies while a job runs).
+//
+// Pages: kSmall (4 KiB) for an arena written on the training thread. With
+// transparent huge pages (MADV_HUGEPAGE) the kernel compacted memory
+// synchronously on fault, and recorded iterations stalled 15-30 ms now and
+// then (measured here); the C API recorder takes its faults ahead instead,
+// off the training thread, through reserve() and a Prefaulter. kHuge for an
+// arena written off the training path (the NCCL interposer's completion
+// writer), where ten times fewer faults matter more than a rare stall.
 //
 // Move-only; not thread-safe. Allocation failure is reported (no abort).
 #pragma once
@@ -16,9 +20,11 @@
 
 namespace trainmover::record {
 
+enum class ArenaPages { kSmall, kHuge };
+
 class ByteArena {
  public:
-  ByteArena() = default;
+  explicit ByteArena(ArenaPages pages = ArenaPages::kSmall) : pages_(pages) {}
   ByteArena(ByteArena&& other) noexcept;
   ByteArena& operator=(ByteArena&& other) noexcept;
   ByteArena(const ByteArena&) = delete;
@@ -38,13 +44,16 @@ class ByteArena {
 
  private:
   struct Block {
-    std::byte* data = nullptr;  // what mmap returned
+    void* map = nullptr;  // what mmap returned
+    size_t map_bytes = 0;
+    std::byte* data = nullptr;  // inside the mapping; 2 MiB-aligned for kHuge
     size_t capacity = 0;
     size_t used = 0;
   };
   void release();
   Status ensure_room(size_t n);
 
+  ArenaPages pages_;
   std::vector<Block> blocks_;
   size_t size_ = 0;
 };

@@ -43,7 +43,8 @@ struct EncodedTrace {
 
 class TraceBuilder {
  public:
-  explicit TraceBuilder(TraceMeta meta) : meta_(std::move(meta)) {}
+  explicit TraceBuilder(TraceMeta meta, ArenaPages pages = ArenaPages::kSmall)
+      : meta_(std::move(meta)), body_(pages) {}
 
   Status append(const CallInfo& call, std::span<const std::byte> output);
   // The index the next call of `iteration` must have.

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
@@ -57,6 +58,22 @@ TEST(ByteArena, ReserveWithinTheLastBlockMapsNothing) {
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(next->data(), room->data());
   EXPECT_EQ(arena.pieces().size(), 1u);
+}
+
+TEST(ByteArena, HugePagesAlignBlocksAndKeepTheContract) {
+  ByteArena arena(ArenaPages::kHuge);
+  auto a = arena.allocate(3 * kMiB);
+  auto room = arena.reserve(6 * kMiB);
+  ASSERT_TRUE(a.ok() && room.ok());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a->data()) % (2 * kMiB), 0u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(room->data()) % (2 * kMiB), 0u);  // a new block
+  auto b = arena.allocate(6 * kMiB);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->data(), room->data());
+  std::fill(b->begin(), b->end(), std::byte{7});
+  ByteArena moved = std::move(arena);
+  EXPECT_EQ(moved.size(), 9 * kMiB);
+  EXPECT_EQ(moved.pieces().back().back(), std::byte{7});
 }
 
 TEST(Prefaulter, FaultsTheRangeIn) {

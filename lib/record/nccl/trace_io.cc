@@ -53,7 +53,8 @@ Result<CallDesc> call_desc(const record::CallInfo& info) {
 class FileSink : public TraceSink {
  public:
   explicit FileSink(const Settings& settings)
-      : dir_(settings.trace_dir), builder_(meta(settings)) {}
+      // Written by the completion writer, off the training stream.
+      : dir_(settings.trace_dir), builder_(meta(settings), record::ArenaPages::kHuge) {}
 
   Status put_comm(const CommEntry& comm) override {
     if (comm.ordinal == 0) {
