@@ -6,10 +6,6 @@ namespace trainmover::api {
 
 using record::TraceOp;
 
-namespace {
-constexpr size_t kFirstPrefaultBytes = size_t{8} << 20;
-}  // namespace
-
 RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const RecordConfig& config)
     : live_(std::move(live)), config_(config), builder_(record::TraceMeta{}) {
   record::TraceMeta& meta = builder_.meta();
@@ -20,7 +16,7 @@ RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const Reco
   meta.nslots = live_->nslots();
   // Before the first iteration nothing tells how much it records: the
   // arena's first block, which the first capture would map anyway.
-  if (config.iterations > 0) prefault_next(kFirstPrefaultBytes);
+  if (config.iterations > 0) prefault_next(record::ByteArena::kMinBlockBytes);
 }
 
 void RecordingBackend::prefault_next(size_t bytes) {

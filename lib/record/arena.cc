@@ -11,7 +11,6 @@ namespace trainmover::record {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
-constexpr size_t kMinBlock = size_t{8} << 20;
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -47,7 +46,7 @@ Status ByteArena::ensure_room(size_t n) {
   if (!blocks_.empty() && blocks_.back().capacity - blocks_.back().used >= n) return Status::Ok();
   // Each block doubles the arena (at least 8 MiB), so blocks stay few.
   Block b;
-  b.capacity = round_up(std::max({n, kMinBlock, size_}), kHugePage);
+  b.capacity = round_up(std::max({n, kMinBlockBytes, size_}), kHugePage);
   const bool huge = pages_ == ArenaPages::kHuge;
   b.map_bytes = b.capacity + (huge ? kHugePage : 0);  // room to align to a huge page
   b.map = ::mmap(nullptr, b.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

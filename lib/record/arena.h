@@ -24,6 +24,9 @@ enum class ArenaPages { kSmall, kHuge };
 
 class ByteArena {
  public:
+  // The smallest block mapped: the first allocation maps at least this much.
+  static constexpr size_t kMinBlockBytes = size_t{8} << 20;
+
   explicit ByteArena(ArenaPages pages = ArenaPages::kSmall) : pages_(pages) {}
   ByteArena(ByteArena&& other) noexcept;
   ByteArena& operator=(ByteArena&& other) noexcept;

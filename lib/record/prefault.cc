@@ -66,17 +66,15 @@ void Prefaulter::populate(std::span<std::byte> range) {
   }
 }
 
-void Prefaulter::wait() { join_all(); }
+void Prefaulter::wait() {
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
 
 void Prefaulter::stop() {
   stopping_.store(true, std::memory_order_relaxed);
-  join_all();
+  wait();
   stopping_.store(false, std::memory_order_relaxed);
-}
-
-void Prefaulter::join_all() {
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
 }
 
 }  // namespace trainmover::record

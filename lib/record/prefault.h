@@ -44,8 +44,6 @@ class Prefaulter {
   static bool supported();
 
  private:
-  void join_all();
-
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
 };

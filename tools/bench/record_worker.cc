@@ -4,7 +4,6 @@
 #include <sched.h>
 
 #include <cerrno>
-
 #include <cstdio>
 #include <string>
 
