@@ -218,9 +218,9 @@ TEST(NcclRecorder, RecordedTraceReplaysTheSameBytes) {
     std::vector<std::byte> out_a = bytes_of({1, 2, 3, 4}), out_c = bytes_of({9});
     std::atomic<int> released{0};
     for (int i = 0; i < 3; ++i) writer.expect();
-    writer.complete(*c, out_c, [&] { ++released; });
-    writer.complete(*b, {}, [&] { ++released; });
-    writer.complete(*a, out_a, [&] { ++released; });
+    writer.complete(*c, out_c, nullptr, [&] { ++released; });
+    writer.complete(*b, {}, nullptr, [&] { ++released; });
+    writer.complete(*a, out_a, nullptr, [&] { ++released; });
     writer.finish_when_idle();
     ASSERT_TRUE(writer.drain(Deadline::after(seconds(30))));
     EXPECT_EQ(released.load(), 3);
@@ -245,6 +245,81 @@ TEST(NcclRecorder, RecordedTraceReplaysTheSameBytes) {
   auto past = book->next(1, reduce);
   ASSERT_TRUE(past.ok());
   EXPECT_FALSE(past->has_value());  // exhausted
+}
+
+// The writer reads a call's bytes only once its `landed` check says the
+// copy reached them (in the interposer, a CUDA event behind the copy).
+TEST(NcclCompletionWriter, WritesOnlyWhatHasLanded) {
+  TraceBuilder builder;
+  bool finished = false;
+  Recorder rec(1, std::make_unique<BuilderSink>(builder, finished));
+  ASSERT_TRUE(rec.add_comm(CommEntry{0, CommOrigin::kInit, 1, 0, -1, 0, 0}).ok());
+  auto reduce = call_of(CallKind::kAllReduce, 0, 2);
+  auto entry = rec.admit(0, reduce, 0);
+  ASSERT_TRUE(entry);
+  std::vector<std::byte> staged = bytes_of({0, 0});  // the copy has not run yet
+  std::atomic<bool> landed{false};
+  std::atomic<int> polls{0}, released{0};
+  {
+    CompletionWriter writer(rec);
+    writer.expect();
+    writer.complete(
+        *entry, staged,
+        [&]() -> Result<bool> {
+          ++polls;
+          return landed.load();
+        },
+        [&] { ++released; });
+    writer.finish_when_idle();
+    EXPECT_FALSE(writer.drain(Deadline::after(std::chrono::milliseconds(50))));
+    EXPECT_GT(polls.load(), 1);  // asked again, not once and given up
+    EXPECT_EQ(released.load(), 0);
+    staged[0] = std::byte{7};  // the copy lands (in place: the span points here)
+    staged[1] = std::byte{8};
+    landed = true;
+    ASSERT_TRUE(writer.drain(Deadline::after(seconds(30))));
+    EXPECT_EQ(released.load(), 1);
+  }
+  EXPECT_TRUE(finished);
+  auto book = builder.build();
+  ASSERT_TRUE(book.ok()) << book.status().message();
+  ASSERT_TRUE(book->open_init(1, 0).ok());
+  auto ans = book->next(0, reduce);
+  ASSERT_TRUE(ans.ok() && ans->has_value());
+  EXPECT_EQ(std::vector<std::byte>((*ans)->output.begin(), (*ans)->output.end()), bytes_of({7, 8}));
+}
+
+TEST(NcclCompletionWriter, ACopyThatFailsOrNeverLandsLeavesTheTraceUnfinished) {
+  for (bool fails : {true, false}) {
+    TraceBuilder builder;
+    bool finished = false;
+    Recorder rec(2, std::make_unique<BuilderSink>(builder, finished));
+    ASSERT_TRUE(rec.add_comm(CommEntry{0, CommOrigin::kInit, 1, 0, -1, 0, 0}).ok());
+    auto entry = rec.admit(0, call_of(CallKind::kAllReduce, 0, 1), 0);
+    ASSERT_TRUE(entry);
+    std::vector<std::byte> staged = bytes_of({1});
+    std::atomic<int> released{0};
+    {
+      CompletionWriter writer(rec);
+      writer.expect();
+      writer.complete(
+          *entry, staged,
+          [fails]() -> Result<bool> {
+            if (fails) return error(TM_ERROR_SYSTEM, "cudaEventQuery: illegal address");
+            return false;  // a stream that never gets there
+          },
+          [&] { ++released; });
+      writer.finish_when_idle();
+      if (fails) {
+        EXPECT_TRUE(writer.drain(Deadline::after(seconds(30))));
+      }
+    }  // for the copy that never lands: the destructor returns all the same
+    EXPECT_FALSE(rec.status().ok());
+    EXPECT_NE(rec.status().message().find(fails ? "illegal address" : "at exit"), std::string::npos)
+        << rec.status().message();
+    EXPECT_FALSE(finished);
+    EXPECT_EQ(released.load(), 0);  // the copy may still write it
+  }
 }
 
 TEST(NcclReplayBook, MismatchesNameBothCalls) {

@@ -1,5 +1,7 @@
 #include "record/nccl/completion_writer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "common/log.h"
@@ -24,10 +26,10 @@ void CompletionWriter::expect() {
 }
 
 void CompletionWriter::complete(const CallEntry& entry, std::span<const std::byte> data,
-                                std::function<void()> release) {
+                                Landed landed, std::function<void()> release) {
   {
     std::lock_guard lock(mu_);
-    queue_.push_back(Item{entry, data, std::move(release)});
+    queue_.push_back(Item{entry, data, std::move(landed), std::move(release)});
   }
   wake_.notify_one();
 }
@@ -65,11 +67,51 @@ void CompletionWriter::write(Item& item) {
   if (item.release) item.release();
 }
 
+// The buffers of dropped calls are not released: their copies may still
+// be writing them. The trace is never finished after this.
+void CompletionWriter::drop_queue(std::unique_lock<std::mutex>& lock, const Status& why) {
+  outstanding_ -= queue_.size();
+  queue_.clear();
+  lock.unlock();
+  log(LogLevel::kError, "nccl: recording stopped, the trace stays incomplete: ", why.message());
+  recorder_.abort(why);
+  lock.lock();
+  if (outstanding_ == 0) idle_.notify_all();
+}
+
+bool CompletionWriter::wait_front_landed(std::unique_lock<std::mutex>& lock) {
+  // A copy of a few MiB takes a few hundred microseconds; polling starts
+  // fine and backs off so that a long wait costs little CPU.
+  auto backoff = std::chrono::microseconds(20);
+  constexpr auto kMaxBackoff = std::chrono::microseconds(1000);
+  for (;;) {
+    // Only this thread pops, and push_back keeps references valid.
+    const Item& front = queue_.front();
+    if (!front.landed) return true;
+    lock.unlock();
+    Result<bool> landed = front.landed();
+    lock.lock();
+    if (!landed.ok()) {
+      drop_queue(lock, landed.status());
+      return false;
+    }
+    if (*landed) return true;
+    if (stop_) {
+      drop_queue(lock,
+                 error(TM_ERROR_TIMEOUT, "a recorded output had not reached host memory at exit"));
+      return false;
+    }
+    wake_.wait_for(lock, backoff);
+    backoff = std::min(backoff * 2, kMaxBackoff);
+  }
+}
+
 void CompletionWriter::run() {
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stop_ with nothing left to write
+    if (!wait_front_landed(lock)) continue;
     Item item = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();

@@ -1,14 +1,18 @@
 // Writes recorded calls to the trace off the training path.
 //
 // Record mode copies a call's output into pinned host memory on the
-// caller's stream; when the stream reaches the end of that copy, a CUDA host
-// callback calls complete(), which only queues the work, so the stream is
-// held no longer than the copy. This class's thread then hands the bytes to
-// the Recorder and releases the buffer. It also finishes the trace once the
-// windows are closed and every copy has landed, without the application
-// thread ever waiting for a stream.
+// caller's stream and records a CUDA event behind the copy; complete()
+// queues the call with a `landed` check (that event). Nothing but the copy
+// is put on the stream: no host callback, which would hold the stream until
+// a host thread had run it. This class's thread waits, in queue order, for
+// each call's bytes to land (polling `landed`, backing off from 20 us to
+// 1 ms), hands them to the Recorder and releases the buffer. It also
+// finishes the trace once the windows are closed and every copy has landed,
+// without the application thread ever waiting for a stream.
 //
-// Thread-safe. The destructor writes what is queued, then stops the thread.
+// Thread-safe. The destructor writes what is queued and has landed; a call
+// still not landed then (a stream that never got there) leaves the trace
+// unfinished, and its buffer is not released (the copy may still write it).
 #pragma once
 
 #include <condition_variable>
@@ -21,6 +25,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/status.h"
 #include "record/nccl/recorder.h"
 
 namespace trainmover::nccl {
@@ -32,11 +37,17 @@ class CompletionWriter {
   CompletionWriter(const CompletionWriter&) = delete;
   CompletionWriter& operator=(const CompletionWriter&) = delete;
 
-  // A copy was issued; complete() or abandon() will follow for it.
+  // Whether a queued call's bytes are in `data` yet: true, false (ask
+  // again later) or an error, which stops the recording. Called on the
+  // writer thread only.
+  using Landed = std::function<Result<bool>()>;
+
+  // A copy is being issued; complete() or abandon() will follow for it.
   void expect();
-  // The copy landed: `data` is written on the writer thread, then
-  // `release` is called (it returns the buffer to its pool).
-  void complete(const CallEntry& entry, std::span<const std::byte> data,
+  // Queues the call: once `landed` says so (null: already), `data` is
+  // written on the writer thread, then `release` is called (it returns the
+  // buffer to its pool).
+  void complete(const CallEntry& entry, std::span<const std::byte> data, Landed landed,
                 std::function<void()> release);
   // The copy could not be issued; the trace cannot be completed.
   void abandon(Status why);
@@ -49,9 +60,14 @@ class CompletionWriter {
   struct Item {
     CallEntry entry;
     std::span<const std::byte> data;
+    Landed landed;
     std::function<void()> release;
   };
   void run();
+  // Waits (lock held, released while waiting) until the front item has
+  // landed; false when it never will (an error, or stop with it in flight).
+  bool wait_front_landed(std::unique_lock<std::mutex>& lock);
+  void drop_queue(std::unique_lock<std::mutex>& lock, const Status& why);
   void write(Item& item);
   void maybe_finish(std::unique_lock<std::mutex>& lock);
 

@@ -129,47 +129,36 @@ void RecordEngine::issue(const Pending& pending) {
 void RecordEngine::issue_copy(const PendingCopy& copy) {
   writer_.expect();
   uint64_t bytes = copy.entry.output_bytes;
-  if (bytes == 0) return writer_.complete(copy.entry, {}, {});
+  if (bytes == 0) return writer_.complete(copy.entry, {}, nullptr, nullptr);
   auto buffer = pool_.acquire(bytes);
   if (!buffer.ok()) return writer_.abandon(buffer.status());
-  InFlight* flight;
-  {
-    std::lock_guard lock(mu_);
-    uint64_t id = next_id_++;
-    flight = &in_flight_.emplace(id, InFlight{this, id, copy.entry, *buffer}).first->second;
+  auto event = events_.acquire();
+  if (!event.ok()) {
+    pool_.release(*buffer);
+    return writer_.abandon(event.status());
   }
   Status s = cuda_status(
       cudaMemcpyAsync(buffer->data(), copy.src, bytes, cudaMemcpyDeviceToHost, copy.stream),
       "cudaMemcpyAsync of a recorded output");
-  if (s.ok())
-    s = cuda_status(cudaLaunchHostFunc(copy.stream, &RecordEngine::on_copied, flight),
-                    "cudaLaunchHostFunc after a recorded output");
-  if (s.ok()) return;
-  {
-    std::lock_guard lock(mu_);
-    in_flight_.erase(flight->id);
+  if (!s.ok()) {
+    pool_.release(*buffer);
+    events_.release(*event);
+    return writer_.abandon(s);
   }
-  pool_.release(*buffer);
-  writer_.abandon(s);
-}
-
-// Runs on CUDA's callback thread: no CUDA calls here, only a hand-over.
-void RecordEngine::on_copied(void* in_flight) {
-  auto* flight = static_cast<InFlight*>(in_flight);
-  flight->engine->copied(flight->id);
-}
-
-void RecordEngine::copied(uint64_t id) {
-  InFlight flight{};
-  {
-    std::lock_guard lock(mu_);
-    auto it = in_flight_.find(id);
-    if (it == in_flight_.end()) return;
-    flight = it->second;
-    in_flight_.erase(it);
+  s = cuda_status(cudaEventRecord(*event, copy.stream), "cudaEventRecord after a recorded output");
+  if (!s.ok()) {
+    // The copy may still write the buffer, so it stays out of the pool.
+    events_.release(*event);
+    return writer_.abandon(s);
   }
-  std::span<std::byte> buffer = flight.buffer;
-  writer_.complete(flight.entry, buffer, [this, buffer] { pool_.release(buffer); });
+  cudaEvent_t landed = *event;
+  std::span<std::byte> staged = *buffer;
+  writer_.complete(
+      copy.entry, staged, [landed] { return event_reached(landed); },
+      [this, staged, landed] {
+        pool_.release(staged);
+        events_.release(landed);
+      });
 }
 
 void RecordEngine::check_windows() {

@@ -2,10 +2,11 @@
 // pinned host memory on the caller's stream and hands it to the trace.
 //
 // Per recorded data call: cudaMemcpyAsync(device -> pinned host) on the
-// caller's stream right behind the collective, then cudaLaunchHostFunc with
-// a callback that only queues the buffer for the CompletionWriter. The
-// stream is held for the copy (and a callback that takes a lock and pushes
-// to a deque); the calling thread never waits for the stream. Inside a
+// caller's stream right behind the collective, then cudaEventRecord; the
+// CompletionWriter polls the event and writes the bytes once they landed.
+// The stream is held for the copy only (an event costs it nothing, where a
+// host callback would stall it until a host thread ran); the calling thread
+// never waits for the stream. Inside a
 // group, copies are issued at the outermost ncclGroupEnd, when NCCL itself
 // enqueues the group's work. Calls captured into a CUDA graph cannot be
 // recorded (the copy would run at every graph launch): recording stops and
@@ -27,6 +28,7 @@
 #include "common/clock.h"
 #include "record/nccl/completion_writer.h"
 #include "record/nccl/data_call.h"
+#include "record/nccl/event_pool.h"
 #include "record/nccl/group_queue.h"
 #include "record/nccl/host_pool.h"
 #include "record/nccl/real_nccl.h"
@@ -67,19 +69,9 @@ class RecordEngine {
     ncclComm_t parent;  // null for an init
   };
   using Pending = std::variant<PendingCopy, PendingComm>;
-  // A copy issued on a stream; its address is the host callback's argument
-  // (unordered_map nodes do not move).
-  struct InFlight {
-    RecordEngine* engine;
-    uint64_t id;
-    CallEntry entry;
-    std::span<std::byte> buffer;
-  };
 
   // NCCL's group state is per thread, so is the work held for a group.
   static GroupQueue<Pending>& group();
-  static void on_copied(void* in_flight);
-  void copied(uint64_t id);
   void issue(const Pending& pending);
   void issue_copy(const PendingCopy& copy);
   void register_comm(const PendingComm& pending);
@@ -93,11 +85,10 @@ class RecordEngine {
   const RealNccl& real_;
   Recorder recorder_;
   HostPool pool_;
-  CompletionWriter writer_;  // after recorder_ and pool_, which it uses
+  EventPool events_;
+  CompletionWriter writer_;  // after recorder_, pool_ and events_, which it uses
   std::mutex mu_;
   std::unordered_map<ncclComm_t, uint32_t> ordinals_;
-  std::unordered_map<uint64_t, InFlight> in_flight_;
-  uint64_t next_id_ = 1;
 };
 
 }  // namespace trainmover::nccl
