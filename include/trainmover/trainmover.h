@@ -67,7 +67,13 @@ typedef enum TM_ENUM_BASE {
   TM_UINT8 = 6
 } tm_datatype_t;
 
-typedef enum TM_ENUM_BASE { TM_SUM = 0, TM_PROD = 1, TM_MAX = 2, TM_MIN = 3, TM_AVG = 4 } tm_redop_t;
+typedef enum TM_ENUM_BASE {
+  TM_SUM = 0,
+  TM_PROD = 1,
+  TM_MAX = 2,
+  TM_MIN = 3,
+  TM_AVG = 4
+} tm_redop_t;
 
 typedef struct tm_comm* tm_comm_t;
 typedef struct tm_store_server* tm_store_server_t;
@@ -100,6 +106,11 @@ typedef struct {
   const char* trace_dir; /* directory of the job's traces, one per role; NULL: no recording */
   int trace_compress;    /* 1: zstd-compress written traces (default 0) */
   const char* role;      /* this process's role, "stage=first,tp=0"; NULL: "stage=none" */
+  /* Trace memory faulted in ahead, off the training thread, before the first
+   * recorded iteration (default 32 MiB, at most a quarter of physical
+   * memory). Set it to what the recorded iterations' outputs take: the
+   * iterations then take no page faults for the trace. */
+  size_t record_reserve_bytes;
 } tm_config_t;
 
 /* Fill `config` with defaults, then apply TRAINMOVER_* variables. Fails with

@@ -1,5 +1,7 @@
 #include "api/record_config.h"
 
+#include <unistd.h>
+
 #include "record/compress.h"
 
 namespace trainmover::api {
@@ -18,6 +20,16 @@ Result<RecordConfig> RecordConfig::from_c(const tm_config_t& c) {
                  "record_iterations (TRAINMOVER_RECORD_ITERATIONS): must be between 0 and 1000");
   }
   out.iterations = static_cast<uint32_t>(c.record_iterations);
+  // Faulting in more than the machine can spare would push the job out of
+  // memory before it records anything.
+  const uint64_t physical = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (c.record_reserve_bytes > physical / 4) {
+    return error(TM_ERROR_INVALID_ARGUMENT,
+                 "record_reserve_bytes (TRAINMOVER_RECORD_RESERVE): ", c.record_reserve_bytes,
+                 " bytes is more than a quarter of this machine's ", physical, " bytes of memory");
+  }
+  out.reserve_bytes = c.record_reserve_bytes;
   if (c.trace_dir != nullptr) out.trace_dir = c.trace_dir;
   if (c.trace_compress != 0 && c.trace_compress != 1) {
     return error(TM_ERROR_INVALID_ARGUMENT,

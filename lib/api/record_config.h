@@ -14,8 +14,9 @@ namespace trainmover::api {
 struct RecordConfig {
   uint64_t job_id = 0;
   int slot = -1;
-  uint32_t iterations = 2;  // 0: recording off
-  std::string trace_dir;    // empty: recording off
+  uint32_t iterations = 2;   // 0: recording off
+  size_t reserve_bytes = 0;  // faulted in before the first recorded iteration
+  std::string trace_dir;     // empty: recording off
   record::Compression compression = record::Compression::kNone;
   record::Role role;
   bool role_given = false;  // config.role was set

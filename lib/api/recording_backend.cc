@@ -15,8 +15,10 @@ RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const Reco
   meta.slot = live_->slot();
   meta.nslots = live_->nslots();
   // Before the first iteration nothing tells how much it records: the
-  // arena's first block, which the first capture would map anyway.
-  if (config.iterations > 0) prefault_next(record::ByteArena::kMinBlockBytes);
+  // configured reserve, faulted in while the program sets up. A per-
+  // iteration prefault alone comes too late on a busy host: at idle
+  // priority it gets little CPU within one iteration.
+  if (config.iterations > 0) prefault_next(config.reserve_bytes);
 }
 
 void RecordingBackend::prefault_next(size_t bytes) {

@@ -106,6 +106,12 @@ const std::vector<EnvVar>& env_table() {
          c.record_iterations = static_cast<int>(n);
          return Status::Ok();
        }},
+      {"TRAINMOVER_RECORD_RESERVE",
+       "trace memory faulted in ahead of the first recorded iteration (default 32M)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_ASSIGN_OR_RETURN(c.record_reserve_bytes, parse_size(v));
+         return Status::Ok();
+       }},
       {"TRAINMOVER_TRACE_DIR", "directory of the job's collective traces (enables recording)",
        [](tm_config_t& c, const char* v) -> Status {
          c.trace_dir = v;
@@ -142,6 +148,7 @@ Status init_config(tm_config_t& c) {
   c.socket_buffer_bytes = d.socket_buffer_bytes;
   c.staging_buffers = d.staging_buffers;
   c.record_iterations = 2;
+  c.record_reserve_bytes = kDefaultRecordReserveBytes;
   for (const EnvVar& var : env_table()) {
     const char* value = std::getenv(var.name);
     if (value == nullptr || *value == '\0') continue;

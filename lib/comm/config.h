@@ -24,6 +24,10 @@ std::string environment_help();
 // The names of every variable read (the man page is checked against it).
 std::vector<std::string> environment_variables();
 
+// tm_config_t.record_reserve_bytes by default: the recorded iterations of a
+// small job (two iterations of 16 MiB of outputs).
+inline constexpr size_t kDefaultRecordReserveBytes = size_t{32} << 20;
+
 struct CommConfig {
   int slot = -1;
   int nslots = 0;

@@ -1,5 +1,7 @@
 #include "record/trace_dir.h"
 
+#include <unistd.h>
+
 #include "record/compress.h"
 #include "record/file_io.h"
 
@@ -94,11 +96,14 @@ Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
   StoreResult result;
   result.path = path_for(trace.meta.role);
   TM_RETURN_IF_ERROR(make_directories(dir_));
-  auto parts = trace.parts();
-  TM_ASSIGN_OR_RETURN(bool placed, write_file_atomic(result.path, parts, Replace::kNo));
-  if (placed) return result;
   // Another replica was first (the common case for data-parallel replicas,
-  // which record the same outputs): compare.
+  // which record the same outputs): compare without writing a copy. When
+  // two get here at once, link() lets one win and the other compares.
+  if (::access(result.path.c_str(), F_OK) != 0) {
+    auto parts = trace.parts();
+    TM_ASSIGN_OR_RETURN(bool placed, write_file_atomic(result.path, parts, Replace::kNo));
+    if (placed) return result;
+  }
   TM_ASSIGN_OR_RETURN(auto file, read_file(result.path, kDefaultMaxTraceBytes));
   if (same_as(file, trace)) {
     result.outcome = StoreOutcome::kDuplicate;

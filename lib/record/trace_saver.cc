@@ -49,13 +49,17 @@ void TraceSaver::run() {
     result = Status(TM_ERROR_SYSTEM, str_cat("saving the trace: ", e.what()));
   }
   const int slot = builder_.meta().slot;
+  const uint64_t calls = builder_.calls();
+  // The recorded bytes are on disk (or were not wanted): give them back
+  // now rather than when the communicator is destroyed.
+  builder_ = TraceBuilder(TraceMeta{});
   if (!result.ok()) {
     log(LogLevel::kWarn, "trace of slot ", slot, " not saved: ", result.status().message());
   } else if (result->outcome == StoreOutcome::kConflict) {
     log(LogLevel::kWarn, "trace of slot ", slot, " not kept: ", result->detail);
   } else {
     log(LogLevel::kInfo, "trace of slot ", slot, " ", store_outcome_name(result->outcome), ": ",
-        result->path, " (", builder_.calls(), " calls)");
+        result->path, " (", calls, " calls)");
   }
   result_ = std::move(result);
 }

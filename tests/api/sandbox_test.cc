@@ -294,6 +294,10 @@ TEST_F(Sandbox, ConfigChecksRecordFields) {
   expect_error(tm_comm_init_sandbox(&comm_, &config_, path_.c_str()), TM_ERROR_INVALID_ARGUMENT,
                "TRAINMOVER_TRACE_COMPRESS");
   config_.trace_compress = 0;
+  config_.record_reserve_bytes = SIZE_MAX / 2;
+  expect_error(tm_comm_init_sandbox(&comm_, &config_, path_.c_str()), TM_ERROR_INVALID_ARGUMENT,
+               "TRAINMOVER_RECORD_RESERVE");
+  config_.record_reserve_bytes = size_t{32} << 20;
   expect_error(tm_comm_init_sandbox(&comm_, &config_, nullptr), TM_ERROR_INVALID_ARGUMENT,
                "TRAINMOVER_TRACE_DIR");
 }

@@ -304,7 +304,14 @@ TEST(TraceDirectory, KeepsOneTracePerRoleAndDropsDuplicates) {
   ASSERT_TRUE(dup.ok()) << dup.status().message();
   EXPECT_EQ(dup->outcome, StoreOutcome::kDuplicate);
   // The same, from an encoded builder (the recorder's path, which compares
-  // without parsing), against the plain first file.
+  // without parsing), against the plain first file. It writes nothing: not
+  // even a temporary copy appears in the directory (its time stays).
+  auto dir_time = [&] {
+    struct stat st {};
+    EXPECT_EQ(::stat((dir.path() + "/job/traces").c_str(), &st), 0);
+    return std::pair(st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+  };
+  const auto before = dir_time();
   for (Compression mine : {Compression::kNone, c}) {
     auto encoded = replica.encode(2, mine);
     ASSERT_TRUE(encoded.ok()) << encoded.status().message();
@@ -312,6 +319,7 @@ TEST(TraceDirectory, KeepsOneTracePerRoleAndDropsDuplicates) {
     ASSERT_TRUE(again.ok()) << again.status().message();
     EXPECT_EQ(again->outcome, StoreOutcome::kDuplicate);
   }
+  EXPECT_EQ(dir_time(), before) << "a duplicate was written to the directory";
   TraceBuilder other = sample_builder(5);
   auto different = traces.store(other.encode(2, Compression::kNone).value());
   ASSERT_TRUE(different.ok()) << different.status().message();

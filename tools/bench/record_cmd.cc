@@ -32,11 +32,12 @@ void print_help() {
       "  -p, --passes N          compute passes instead of calibrating\n"
       "  -k, --record-iterations K  iterations recorded (default 2)\n"
       "  -a, --after M           iterations measured after recording (default 10)\n"
-      "  -w, --warmup W          unrecorded warm-up iterations first (default 3)\n"
+      "  -w, --warmup W          unrecorded warm-up iterations first (default 12)\n"
       "  -r, --rounds R          rounds; medians are reported (default 5)\n"
       "  -z, --compress          zstd-compress the traces\n"
-      "      --no-bind           leave ranks unbound (default: rank i on the i-th\n"
-      "                          allowed CPU, round robin, as srun --cpu-bind=cores)\n"
+      "      --cpus-per-rank C   bind rank i to the i-th C allowed CPUs, round robin,\n"
+      "                          as srun --cpu-bind=cores (default 1)\n"
+      "      --no-bind           leave ranks unbound\n"
       "  -j, --json              one JSON object instead of the table\n"
       "  -t, --job-timeout S     limit per job in seconds (default 300)\n"
       "  -h, --help              this text\n");
@@ -53,6 +54,7 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
                                  {"rounds", required_argument, nullptr, 'r'},
                                  {"compress", no_argument, nullptr, 'z'},
                                  {"no-bind", no_argument, nullptr, 'U'},
+                                 {"cpus-per-rank", required_argument, nullptr, 'C'},
                                  {"json", no_argument, nullptr, 'j'},
                                  {"job-timeout", required_argument, nullptr, 't'},
                                  {"help", no_argument, nullptr, 'h'},
@@ -108,8 +110,12 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
         o.compress = true;
         break;
       case 'U':
-        o.bind = false;
+        o.cpus_per_rank = 0;
         break;
+      case 'C': {
+        TM_ASSIGN_OR_RETURN(o.cpus_per_rank, int_opt("--cpus-per-rank", 1, 4096));
+        break;
+      }
       case 'j':
         o.json = true;
         break;
@@ -207,7 +213,7 @@ Result<launcher::LocalJobResult> RecordBench::job(
               "--warmup",   std::to_string(o_.warmup),
               "--recorded", std::to_string(o_.recorded),
               "--after",    std::to_string(o_.after),
-              "--bind",     o_.bind ? "1" : "0"};
+              "--bind",     std::to_string(o_.cpus_per_rank)};
   job.nprocs = nprocs;
   job.timeout = seconds(o_.job_timeout_s);
   job.capture_stdout = true;
@@ -280,7 +286,7 @@ void RecordBench::print(bool json) const {
                             .add("record_iterations", o_.recorded)
                             .add("rounds", o_.rounds)
                             .add("compressed", o_.compress ? 1 : 0)
-                            .add("cpu_bind", o_.bind ? 1 : 0)
+                            .add("cpu_bind", o_.cpus_per_rank)
                             .add("iter_time_s", after)
                             .add("iter_time_recording_s", rec)
                             .add("overhead_pct", overhead)

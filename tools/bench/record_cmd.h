@@ -19,10 +19,10 @@ struct RecordOptions {
   int passes = 0;            // compute passes; 0: calibrate to compute_s
   int recorded = 2;          // K
   int after = 10;            // iterations measured after recording
-  int warmup = 3;            // unmarked iterations before the first recorded one
+  int warmup = 12;           // unmarked iterations before the first recorded one
   int rounds = 5;
   bool compress = false;
-  bool bind = true;  // each rank on its own CPU, as srun --cpu-bind=cores
+  int cpus_per_rank = 1;  // rank i on its own CPUs, as srun --cpu-bind=cores; 0: unbound
   bool json = false;
   double job_timeout_s = 300;
 };

@@ -3,9 +3,11 @@
 #include <getopt.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/parse.h"
@@ -22,30 +24,32 @@ struct WorkerArgs {
   std::string phase;
   size_t count = 0;
   int passes = 1, warmup = 0, recorded = 0, after = 0;
-  bool bind = false;
+  int cpus = 0;  // per rank; 0: unbound
 };
 
 // Binds the calling thread, and so every thread it starts later (the
-// communicator's engine, the trace saver), to the (slot mod n)-th of the n
-// CPUs this process may use: ranks stop migrating, as under srun's
-// task/affinity, which takes most of the noise out of iteration times on a
-// small host.
-Status bind_to_cpu(int slot) {
+// communicator's engine, the trace saver), to `cpus` of the n CPUs this
+// process may use: those at positions slot*cpus ... slot*cpus+cpus-1,
+// modulo n. Ranks stop migrating, as under srun's task/affinity, which
+// takes most of the noise out of iteration times on a small host; with
+// more than one CPU a rank's helper threads need not share the training
+// thread's.
+Status bind_to_cpus(int slot, int cpus) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0)
     return system_error("sched_getaffinity", errno);
-  int count = CPU_COUNT(&allowed);
+  const int count = CPU_COUNT(&allowed);
   if (count == 0) return Status::Ok();
-  for (int cpu = 0, k = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &allowed) || k++ != slot % count) continue;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    if (::sched_setaffinity(0, sizeof one, &one) != 0)
-      return system_error(str_cat("sched_setaffinity to CPU ", cpu), errno);
-    break;
-  }
+  std::vector<int> usable;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) usable.push_back(cpu);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  for (int k = 0; k < std::min(cpus, count); ++k)
+    CPU_SET(usable[static_cast<size_t>((slot * cpus + k) % count)], &mine);
+  if (::sched_setaffinity(0, sizeof mine, &mine) != 0)
+    return system_error(str_cat("sched_setaffinity of slot ", slot, " to ", cpus, " CPUs"), errno);
   return Status::Ok();
 }
 
@@ -96,7 +100,7 @@ Status run_live(const WorkerArgs& a) {
   tm_config_t config;
   TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
   Handle h;
-  if (a.bind) TM_RETURN_IF_ERROR(bind_to_cpu(config.slot));
+  if (a.cpus > 0) TM_RETURN_IF_ERROR(bind_to_cpus(config.slot, a.cpus));
   TM_RETURN_IF_ERROR(tm(tm_comm_init(&h.comm, &config), "tm_comm_init"));
   Workload w(a.count, config.slot);
   for (int i = 0; i < a.warmup; ++i)
@@ -110,7 +114,7 @@ Status run_live(const WorkerArgs& a) {
 Status run_replay(const WorkerArgs& a) {
   tm_config_t config;
   TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
-  if (a.bind) TM_RETURN_IF_ERROR(bind_to_cpu(config.slot));
+  if (a.cpus > 0) TM_RETURN_IF_ERROR(bind_to_cpus(config.slot, a.cpus));
   Handle h;
   TM_RETURN_IF_ERROR(tm(tm_comm_init_sandbox(&h.comm, &config, nullptr), "tm_comm_init_sandbox"));
   int nslots = 0;
@@ -157,7 +161,7 @@ Result<WorkerArgs> parse_args(int argc, char** argv) {
     if (c == 'w') a.warmup = static_cast<int>(v);
     if (c == 'k') a.recorded = static_cast<int>(v);
     if (c == 'a') a.after = static_cast<int>(v);
-    if (c == 'B') a.bind = v != 0;
+    if (c == 'B') a.cpus = static_cast<int>(v);
   }
   if (a.phase != "live" && a.phase != "replay")
     return error(TM_ERROR_INVALID_ARGUMENT, "--phase must be live or replay");
