@@ -113,6 +113,31 @@ Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_byt
   return out;
 }
 
+Status read_file_chunks(const std::string& path,
+                        const std::function<bool(std::span<const std::byte>)>& visit) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    if (errno == ENOENT) return error(TM_ERROR_NOT_FOUND, path, ": no such file");
+    return system_error(str_cat("open ", path), errno);
+  }
+  std::vector<std::byte> buffer(kMaxIoChunk);
+  for (bool end = false; !end;) {
+    size_t filled = 0;
+    while (filled < buffer.size()) {
+      ssize_t n = ::read(fd.get(), buffer.data() + filled, buffer.size() - filled);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return system_error(str_cat("read ", path), errno);
+      if (n == 0) {
+        end = true;
+        break;
+      }
+      filled += static_cast<size_t>(n);
+    }
+    if (filled > 0 && !visit(std::span<const std::byte>(buffer.data(), filled))) break;
+  }
+  return Status::Ok();
+}
+
 Status make_directories(const std::string& path) {
   // mkdir each missing component with 0750; existing ones keep their mode.
   for (size_t at = path.find('/', 1);; at = path.find('/', at + 1)) {

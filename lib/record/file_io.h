@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,6 +28,12 @@ Result<bool> write_file_atomic(const std::string& path,
 // Fails with TM_ERROR_NOT_FOUND when the file does not exist, and with
 // TM_ERROR_INVALID_ARGUMENT when it is larger than max_bytes.
 Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_bytes);
+// Reads `path` from its start in chunks of at most 256 KiB, each one full
+// but the last, into one buffer reused for all of them, and hands each to
+// `visit`; stops early when `visit` returns false. For reading a large file
+// without holding all of it. TM_ERROR_NOT_FOUND when it does not exist.
+Status read_file_chunks(const std::string& path,
+                        const std::function<bool(std::span<const std::byte>)>& visit);
 // Creates the directory (mode 0750) and its missing parents.
 Status make_directories(const std::string& path);
 

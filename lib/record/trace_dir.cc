@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "record/compress.h"
 #include "record/file_io.h"
 
@@ -44,8 +47,8 @@ bool same_as(std::span<const std::byte> file, const EncodedTrace& mine) {
   a.slot = b.slot = 0;
   if (a != b || theirs.iterations != mine.fields.iterations || theirs.calls != mine.fields.calls ||
       theirs.raw_body_bytes != mine.fields.raw_body_bytes ||
-      theirs.stored_body_bytes > file.size() - body_at) {
-    return false;
+      theirs.stored_body_bytes + kTrailerBytes != file.size() - body_at) {
+    return false;  // cut short, or bytes after the end
   }
   std::span<const std::byte> stored = file.subspan(body_at, theirs.stored_body_bytes);
   std::vector<std::byte> raw;
@@ -64,6 +67,84 @@ bool same_as(std::span<const std::byte> file, const EncodedTrace& mine) {
     at += piece.size();
   }
   return at == stored.size();
+}
+
+enum class Match { kSame, kDifferent, kUndecided };
+
+// Compares a stored trace with `mine` (all but the slot) chunk by chunk as
+// the file is read: for data-parallel replicas, the common case, one pass
+// over the file and no copy of it. A compressed file is left undecided.
+class StreamMatcher {
+ public:
+  explicit StreamMatcher(const EncodedTrace& mine) : mine_(mine) {}
+  // The file's next chunk; the first must hold the whole header (chunks of
+  // read_file_chunks() do). False once the outcome is known early.
+  bool feed(std::span<const std::byte> chunk);
+  Match outcome() const;
+
+ private:
+  bool start(std::span<const std::byte>& chunk);
+  bool compare_body(std::span<const std::byte>& chunk);
+  bool decide(Match m) {
+    early_ = m;
+    return false;
+  }
+
+  const EncodedTrace& mine_;
+  Match early_ = Match::kSame;  // kDifferent or kUndecided once decided early
+  bool started_ = false;
+  uint64_t body_left_ = 0;
+  size_t piece_ = 0, piece_at_ = 0;  // how far into mine_.raw_body
+  uint64_t trailer_bytes_ = 0;
+};
+
+bool StreamMatcher::start(std::span<const std::byte>& chunk) {
+  started_ = true;
+  auto header = parse_header(chunk);
+  if (!header.ok()) return decide(Match::kDifferent);
+  const auto& [theirs, body_at] = header.value();
+  if ((theirs.flags & kFlagZstd) != 0) return decide(Match::kUndecided);
+  TraceMeta a = theirs.meta, b = mine_.meta;
+  a.slot = b.slot = 0;
+  if (a != b || theirs.iterations != mine_.fields.iterations ||
+      theirs.calls != mine_.fields.calls || theirs.raw_body_bytes != mine_.fields.raw_body_bytes ||
+      theirs.stored_body_bytes != theirs.raw_body_bytes) {
+    return decide(Match::kDifferent);
+  }
+  body_left_ = theirs.stored_body_bytes;
+  chunk = chunk.subspan(body_at);
+  return true;
+}
+
+bool StreamMatcher::compare_body(std::span<const std::byte>& chunk) {
+  while (body_left_ > 0 && !chunk.empty()) {
+    while (piece_ < mine_.raw_body.size() && piece_at_ == mine_.raw_body[piece_].size()) {
+      ++piece_;
+      piece_at_ = 0;
+    }
+    if (piece_ == mine_.raw_body.size()) return decide(Match::kDifferent);
+    auto piece = mine_.raw_body[piece_].subspan(piece_at_);
+    size_t n = std::min({piece.size(), chunk.size(), static_cast<size_t>(body_left_)});
+    if (std::memcmp(piece.data(), chunk.data(), n) != 0) return decide(Match::kDifferent);
+    chunk = chunk.subspan(n);
+    body_left_ -= n;
+    piece_at_ += n;
+  }
+  return true;
+}
+
+bool StreamMatcher::feed(std::span<const std::byte> chunk) {
+  if (!started_ && !start(chunk)) return false;
+  if (!compare_body(chunk)) return false;
+  trailer_bytes_ += chunk.size();  // what follows the body
+  return trailer_bytes_ <= kTrailerBytes || decide(Match::kDifferent);
+}
+
+Match StreamMatcher::outcome() const {
+  if (early_ != Match::kSame) return early_;
+  if (!started_ || body_left_ != 0 || trailer_bytes_ != kTrailerBytes) return Match::kDifferent;
+  // The body's length equals mine (the header said so): all of mine was seen.
+  return Match::kSame;
 }
 
 }  // namespace
@@ -104,6 +185,14 @@ Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
     TM_ASSIGN_OR_RETURN(bool placed, write_file_atomic(result.path, parts, Replace::kNo));
     if (placed) return result;
   }
+  StreamMatcher matcher(trace);
+  TM_RETURN_IF_ERROR(read_file_chunks(
+      result.path, [&](std::span<const std::byte> chunk) { return matcher.feed(chunk); }));
+  if (matcher.outcome() == Match::kSame) {
+    result.outcome = StoreOutcome::kDuplicate;
+    return result;
+  }
+  // Compressed, or different: the whole file, to say how they differ.
   TM_ASSIGN_OR_RETURN(auto file, read_file(result.path, kDefaultMaxTraceBytes));
   if (same_as(file, trace)) {
     result.outcome = StoreOutcome::kDuplicate;

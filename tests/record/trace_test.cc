@@ -338,6 +338,30 @@ TEST(TraceDirectory, KeepsOneTracePerRoleAndDropsDuplicates) {
                         "stage=last.tmtrace"));
 }
 
+// A replica compares with the stored trace as it reads it; a stored file
+// cut short or with bytes after its end is never taken for a duplicate.
+TEST(TraceDirectory, ADamagedStoredTraceIsNoDuplicate) {
+  for (int damage : {-1, +1}) {
+    TempDir dir;
+    TraceDirectory traces(dir.path());
+    auto first = traces.store(sample_file());
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    Bytes file = read_file(first->path, 1 << 20).value();
+    if (damage < 0) file.resize(file.size() - 1);
+    if (damage > 0) file.push_back(std::byte{0});
+    ASSERT_TRUE(write_file_atomic(first->path, file, Replace::kYes).ok());
+    TraceBuilder replica = sample_builder();
+    replica.meta().slot = 3;
+    auto again = traces.store(replica.encode(2, Compression::kNone).value());
+    if (again.ok()) {
+      EXPECT_NE(again->outcome, StoreOutcome::kDuplicate) << damage;
+    } else {
+      EXPECT_NE(again.status().message().find(first->path), std::string::npos)
+          << again.status().message();
+    }
+  }
+}
+
 TEST(TraceDirectory, RejectsAMisplacedFile) {
   TempDir dir;
   TraceDirectory traces(dir.path());

@@ -31,7 +31,8 @@ void print_help() {
       "  -c, --compute-ms MS     compute step, calibrated on this machine (default 15)\n"
       "  -p, --passes N          compute passes instead of calibrating\n"
       "  -k, --record-iterations K  iterations recorded (default 2)\n"
-      "  -a, --after M           iterations measured after recording (default 10)\n"
+      "  -a, --after M           iterations measured after recording while the trace\n"
+      "                          is saved, then M more after the save (default 10)\n"
       "  -w, --warmup W          unrecorded warm-up iterations first (default 12)\n"
       "  -r, --rounds R          rounds; medians are reported (default 5)\n"
       "  -z, --compress          zstd-compress the traces\n"
@@ -152,11 +153,13 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
 }
 
 // What the ranks of one job printed, per phase: per iteration the slowest
-// rank's time, rank 0's CRCs, and the compute samples.
+// rank's time, rank 0's CRCs, the compute samples, and the longest wait for
+// the trace's save.
 struct PhaseLines {
   std::vector<double> iteration_s;
   std::vector<long long> crc;
   std::vector<double> compute_s;
+  double save_wait_s = 0;
 };
 
 Result<PhaseLines> parse_lines(const launcher::LocalJobResult& result, const std::string& phase) {
@@ -168,6 +171,10 @@ Result<PhaseLines> parse_lines(const launcher::LocalJobResult& result, const std
       TM_ASSIGN_OR_RETURN(double elapsed, o.number("elapsed_s"));
       if (o.string("phase") == "compute") {
         out.compute_s.push_back(elapsed);
+        continue;
+      }
+      if (o.string("phase") == "save_wait") {
+        out.save_wait_s = std::max(out.save_wait_s, elapsed);
         continue;
       }
       if (o.string("phase") != phase) continue;
@@ -228,7 +235,8 @@ Result<launcher::LocalJobResult> RecordBench::job(
 }
 
 Status RecordBench::run_round(int round) {
-  const size_t k = static_cast<size_t>(o_.recorded), total = k + static_cast<size_t>(o_.after);
+  const size_t k = static_cast<size_t>(o_.recorded), after = static_cast<size_t>(o_.after);
+  const size_t saving = k + after, total = saving + after;
   // The same job without recording: the reference for both windows.
   TM_ASSIGN_OR_RETURN(auto plain_job, job("live", o_.nranks, {{"TRAINMOVER_TRACE_DIR", ""}}));
   TM_ASSIGN_OR_RETURN(PhaseLines plain, parse_lines(plain_job, "live"));
@@ -259,9 +267,12 @@ Status RecordBench::run_round(int round) {
   for (size_t i = 0; i < k; ++i) replay_matches_ &= replay.crc[i] == rec.crc[i];
 
   samples_["plain_recorded_window_s"].push_back(mean(plain.iteration_s, 0, k));
-  samples_["plain_after_window_s"].push_back(mean(plain.iteration_s, k, total));
+  samples_["plain_after_window_s"].push_back(mean(plain.iteration_s, k, saving));
+  samples_["plain_settled_window_s"].push_back(mean(plain.iteration_s, saving, total));
   samples_["iter_time_recording_s"].push_back(mean(rec.iteration_s, 0, k));
-  samples_["iter_time_s"].push_back(mean(rec.iteration_s, k, total));
+  samples_["iter_time_s"].push_back(mean(rec.iteration_s, k, saving));
+  samples_["iter_time_settled_s"].push_back(mean(rec.iteration_s, saving, total));
+  samples_["save_wait_s"].push_back(rec.save_wait_s);
   samples_["replay_iter_time_s"].push_back(mean(replay.iteration_s, 0, k));
   samples_["compute_time_s"].push_back(median(replay.compute_s));
   samples_["trace_bytes_per_role"].push_back(static_cast<double>(trace.file_bytes()));
@@ -274,7 +285,9 @@ void RecordBench::print(bool json) const {
   double rec = med("iter_time_recording_s"), after = med("iter_time_s");
   double plain_rec = med("plain_recorded_window_s"), plain_after = med("plain_after_window_s");
   double replay = med("replay_iter_time_s"), compute = med("compute_time_s");
+  double settled = med("iter_time_settled_s"), plain_settled = med("plain_settled_window_s");
   double overhead = (rec / plain_rec - 1) * 100, after_overhead = (after / plain_after - 1) * 100;
+  double settled_overhead = (settled / plain_settled - 1) * 100;
   double replay_overhead = (replay / compute - 1) * 100;
   auto trace_bytes = static_cast<long long>(med("trace_bytes_per_role"));
   if (json) {
@@ -292,6 +305,9 @@ void RecordBench::print(bool json) const {
                             .add("overhead_pct", overhead)
                             .add("baseline_iter_time_s", plain_after)
                             .add("overhead_after_pct", after_overhead)
+                            .add("iter_time_settled_s", settled)
+                            .add("overhead_settled_pct", settled_overhead)
+                            .add("save_wait_s", med("save_wait_s"))
                             .add("trace_bytes_per_role", trace_bytes)
                             .add("trace_files", static_cast<long long>(trace_files_))
                             .add("replay_iter_time_s", replay)
@@ -311,6 +327,10 @@ void RecordBench::print(bool json) const {
               rec * 1e3, plain_rec * 1e3, overhead);
   std::printf("  after recording       %8.2f ms  (job never recording %.2f ms: %+.1f%%)\n",
               after * 1e3, plain_after * 1e3, after_overhead);
+  std::printf(
+      "  after the save        %8.2f ms  (job never recording %.2f ms: %+.1f%%), "
+      "waited %.2f ms for it\n",
+      settled * 1e3, plain_settled * 1e3, settled_overhead, med("save_wait_s") * 1e3);
   std::printf("  trace per role        %8s     (%zu file for %d ranks)\n",
               format_bytes(static_cast<double>(trace_bytes)).c_str(), trace_files_, o_.nranks);
   std::printf("  replay iteration      %8.2f ms  (compute alone %.2f ms: %+.1f%%), outputs %s\n",

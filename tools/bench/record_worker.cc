@@ -105,7 +105,20 @@ Status run_live(const WorkerArgs& a) {
   Workload w(a.count, config.slot);
   for (int i = 0; i < a.warmup; ++i)
     TM_RETURN_IF_ERROR(step(h.comm, w, a.passes, -1, config.nslots));
-  for (int it = 0; it < a.recorded + a.after; ++it) {
+  const int total = a.recorded + a.after;
+  for (int it = 0; it < total; ++it) {
+    TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, config.nslots, "live"));
+  }
+  // The trace's save ran beside the iterations above; the ones below come
+  // after it (without recording, the wait returns at once).
+  auto start = Clock::now();
+  TM_RETURN_IF_ERROR(tm(tm_comm_wait_trace(h.comm), "tm_comm_wait_trace"));
+  std::printf("%s\n", JsonLine()
+                          .add("phase", "save_wait")
+                          .add("elapsed_s", to_seconds(Clock::now() - start))
+                          .str()
+                          .c_str());
+  for (int it = total; it < total + a.after; ++it) {
     TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, config.nslots, "live"));
   }
   return Status::Ok();

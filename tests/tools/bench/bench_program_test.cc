@@ -109,11 +109,12 @@ TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
   const JsonObject& o = lines[0];
   EXPECT_EQ(o.string("bench"), "record");
   for (const char* key : {"iter_time_s", "iter_time_recording_s", "replay_iter_time_s",
-                          "compute_time_s", "baseline_iter_time_s"}) {
+                          "compute_time_s", "baseline_iter_time_s", "iter_time_settled_s"}) {
     ASSERT_TRUE(o.number(key).ok()) << key;
     EXPECT_GT(o.number(key).value(), 0) << key;
   }
-  for (const char* key : {"overhead_pct", "overhead_after_pct", "replay_overhead_pct"})
+  for (const char* key : {"overhead_pct", "overhead_after_pct", "overhead_settled_pct",
+                          "replay_overhead_pct", "save_wait_s"})
     EXPECT_TRUE(o.number(key).ok()) << key;
   // Two iterations of one 64 KiB allreduce each, plus header and records.
   double bytes = o.number("trace_bytes_per_role").value();
