@@ -46,7 +46,43 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_sse42(std::span<const std::byt
 }
 #endif
 
+// Polynomials over GF(2) modulo the CRC's, in the reflected bit order
+// (bit 31 holds the coefficient of x^0): a * b mod P.
+constexpr uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
+  constexpr uint32_t kReflectedPoly = 0x82F63B78u;
+  uint32_t product = 0;
+  for (uint32_t bit = 1u << 31; bit != 0; bit >>= 1) {
+    if ((a & bit) != 0) product ^= b;
+    b = (b & 1) != 0 ? (b >> 1) ^ kReflectedPoly : b >> 1;  // b * x
+  }
+  return product;
+}
+
+// x^(2^k) mod P for k = 0..66: enough for 64-bit byte counts (k = 3 + bit).
+constexpr std::array<uint32_t, 67> make_powers() {
+  std::array<uint32_t, 67> powers{};
+  powers[0] = 1u << 30;  // x^1
+  for (size_t k = 1; k < powers.size(); ++k)
+    powers[k] = multiply_mod_p(powers[k - 1], powers[k - 1]);
+  return powers;
+}
+
+constexpr std::array<uint32_t, 67> kPowers = make_powers();
+
+// x^(8 * bytes) mod P: what appending `bytes` zero bytes multiplies by.
+uint32_t shift_for(uint64_t bytes) {
+  uint32_t result = 1u << 31;  // x^0
+  for (size_t k = 3; bytes != 0; bytes >>= 1, ++k) {
+    if ((bytes & 1) != 0) result = multiply_mod_p(kPowers[k], result);
+  }
+  return result;
+}
+
 }  // namespace
+
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
+  return multiply_mod_p(shift_for(length_b), crc_a) ^ crc_b;
+}
 
 uint32_t crc32c(std::span<const std::byte> data, uint32_t seed) {
 #if defined(__x86_64__)

@@ -74,6 +74,21 @@ size_t seal_record(std::span<std::byte> records) {
   return crc_at + 4;
 }
 
+uint32_t extend_crc_over_records(uint32_t crc, std::span<const std::byte> records) {
+  while (!records.empty()) {
+    if (records.size() < kRecordFixedBytes) return crc32c(records, crc);
+    uint64_t out_len = ByteReader(records.subspan(32, 8)).u64();
+    if (out_len > records.size() - kRecordFixedBytes) return crc32c(records, crc);
+    size_t crc_at = kRecordFixedBytes - 4 + out_len;
+    auto stored = records.subspan(crc_at, 4);
+    // The record's bytes have CRC `stored`; with the CRC itself appended:
+    uint32_t whole = crc32c(stored, ByteReader(stored).u32());
+    crc = crc32c_combine(crc, whole, crc_at + 4);
+    records = records.subspan(crc_at + 4);
+  }
+  return crc;
+}
+
 std::string describe_call(const CallInfo& c, const std::string& api) {
   std::string op = api == kApiTrainmover ? trace_op_name(c.op) : str_cat("op ", c.op);
   if (c.redop != kNoRedop) op += str_cat("(redop ", c.redop, ")");

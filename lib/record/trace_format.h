@@ -111,6 +111,11 @@ void encode_record(const CallInfo& call, std::span<const std::byte> output,
 // Writes the CRC of the record that starts `records` and returns its size
 // (0 when `records` is too short to hold the record its length says).
 size_t seal_record(std::span<std::byte> records);
+// Extends `crc` (a CRC-32C of what precedes) over sealed records, whole
+// records including their stored CRCs, reading only those CRCs and lengths:
+// the file checksum without a second pass over the outputs. Bytes that do
+// not form a record are read.
+uint32_t extend_crc_over_records(uint32_t crc, std::span<const std::byte> records);
 // "allreduce(sum) dtype 0 x 1024 peer -1" in the trace's api.
 std::string describe_call(const CallInfo& call, const std::string& api);
 

@@ -162,6 +162,24 @@ TEST(Crc32c, MatchesKnownVectors) {
   EXPECT_EQ(crc32c(zeros), 0x8A9136AAu);  // RFC 3720 B.4
 }
 
+TEST(Crc32c, CombineEqualsTheCrcOfTheConcatenation) {
+  std::vector<std::byte> data(100000);
+  uint32_t x = 12345;
+  for (auto& b : data) b = static_cast<std::byte>((x = x * 1103515245u + 12345u) >> 24);
+  std::span<const std::byte> all(data);
+  for (size_t split : {size_t{0}, size_t{1}, size_t{7}, size_t{4096}, size_t{65537}, data.size()}) {
+    uint32_t a = crc32c(all.first(split)), b = crc32c(all.subspan(split));
+    EXPECT_EQ(crc32c_combine(a, b, data.size() - split), crc32c(all)) << split;
+  }
+  // Chained, as a trace's file checksum is built from its records'.
+  uint32_t chained = crc32c(all.first(10));
+  for (size_t at = 10; at < data.size(); at += 9999) {
+    auto piece = all.subspan(at, std::min<size_t>(9999, data.size() - at));
+    chained = crc32c_combine(chained, crc32c(piece), piece.size());
+  }
+  EXPECT_EQ(chained, crc32c(all));
+}
+
 TEST(Crc32c, SeedChainsIncrementalComputation) {
   auto all = as_bytes("123456789");
   uint32_t part = crc32c(all.first(4));
