@@ -237,15 +237,22 @@ Result<launcher::LocalJobResult> RecordBench::job(
 Status RecordBench::run_round(int round) {
   const size_t k = static_cast<size_t>(o_.recorded), after = static_cast<size_t>(o_.after);
   const size_t saving = k + after, total = saving + after;
-  // The same job without recording: the reference for both windows.
-  TM_ASSIGN_OR_RETURN(auto plain_job, job("live", o_.nranks, {{"TRAINMOVER_TRACE_DIR", ""}}));
-  TM_ASSIGN_OR_RETURN(PhaseLines plain, parse_lines(plain_job, "live"));
+  // The same job without recording is the reference. The two alternate
+  // which runs first, so that a drift of the machine favours neither.
   std::string traces = str_cat(dir_, "/round-", round);
-  TM_ASSIGN_OR_RETURN(auto rec_job,
-                      job("live", o_.nranks,
-                          {{"TRAINMOVER_TRACE_DIR", traces},
-                           {"TRAINMOVER_RECORD_ITERATIONS", std::to_string(o_.recorded)},
-                           {"TRAINMOVER_TRACE_COMPRESS", o_.compress ? "1" : "0"}}));
+  auto run_plain = [&] { return job("live", o_.nranks, {{"TRAINMOVER_TRACE_DIR", ""}}); };
+  auto run_recording = [&] {
+    return job("live", o_.nranks,
+               {{"TRAINMOVER_TRACE_DIR", traces},
+                {"TRAINMOVER_RECORD_ITERATIONS", std::to_string(o_.recorded)},
+                {"TRAINMOVER_TRACE_COMPRESS", o_.compress ? "1" : "0"}});
+  };
+  const bool plain_first = round % 2 == 0;
+  TM_ASSIGN_OR_RETURN(auto first, plain_first ? run_plain() : run_recording());
+  TM_ASSIGN_OR_RETURN(auto second, plain_first ? run_recording() : run_plain());
+  const launcher::LocalJobResult& plain_job = plain_first ? first : second;
+  const launcher::LocalJobResult& rec_job = plain_first ? second : first;
+  TM_ASSIGN_OR_RETURN(PhaseLines plain, parse_lines(plain_job, "live"));
   TM_ASSIGN_OR_RETURN(PhaseLines rec, parse_lines(rec_job, "live"));
   if (plain.iteration_s.size() != total || rec.iteration_s.size() != total) {
     return error(TM_ERROR_PROTOCOL, "a live job reported ", rec.iteration_s.size(), " and ",
