@@ -19,6 +19,12 @@ AC_DEFUN([TM_CHECK_CUDA_NCCL], [
       AC_CHECK_LIB([cudart], [cudaGetDeviceCount],
         [AC_CHECK_LIB([nccl], [ncclGetVersion], [tm_have_cuda_nccl=yes], [], [-lcudart])])
     ])
+    # Functions that only some NCCL 2.x headers declare (HAVE_DECL_NCCL*):
+    # the interposer defines those this build's nccl.h has.
+    AS_IF([test "x$tm_have_cuda_nccl" = xyes], [
+      AC_CHECK_DECLS([ncclMemAlloc, ncclMemFree, ncclGetLastError, ncclCommRegister, ncclCommDeregister, ncclCommShrink, ncclCommRevoke, ncclCommInitRankScalable, ncclCommWindowRegister, ncclCommWindowDeregister, ncclAlltoAll, ncclGather, ncclScatter, ncclGroupSimulateEnd], [], [],
+        [[#include <nccl.h>]])
+    ])
     CPPFLAGS=$tm_save_CPPFLAGS
     LIBS=$tm_save_LIBS
     LDFLAGS=$tm_save_LDFLAGS

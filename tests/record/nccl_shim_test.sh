@@ -29,7 +29,7 @@ replay() {
 }
 
 check() {  # NAME TEXT OUTPUT: the probe failed and printed TEXT
-  if echo "$3" | grep -q "^ncclCommInitRank: 0\|^ncclAlltoAll: 0"; then
+  if echo "$3" | grep -q "^ncclCommInitRank: 0\|^ncclRedOpDestroy: 0"; then
     fail "$1: succeeded"
   elif echo "$3" | grep -q -- "$2"; then
     pass "$1"
@@ -41,8 +41,8 @@ check "replay without a trace names it" "stage=none,rank=0.tmtrace" "$(replay "$
 check "the failure is ncclInvalidUsage" "ncclCommInitRank: 5 " "$(replay "$probe" init)"
 check "bad mode names the variable" "TRAINMOVER_NCCL_MODE" \
   "$(replay env TRAINMOVER_NCCL_MODE=fast "$probe" init)"
-check "unsupported call in replay" "ncclAlltoAll is not supported in replay mode" \
-  "$(replay "$probe" alltoall)"
+check "unsupported call in replay" "ncclRedOpDestroy is not supported in replay mode" \
+  "$(replay "$probe" redop)"
 
 # Record mode writes nothing for a process that created no communicator.
 env TRAINMOVER_NCCL_MODE=record TRAINMOVER_NCCL_TRACE_DIR="$dir/rec" RANK=0 \

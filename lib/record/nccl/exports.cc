@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "record/nccl/cuda_support.h"
 #include "record/nccl/interposer.h"
+#include "record/nccl/nccl_optional.h"
 
 namespace trainmover::nccl {
 namespace {
@@ -296,6 +297,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId c
   });
 }
 
+#if HAVE_DECL_NCCLCOMMINITRANKSCALABLE
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId,
                                       ncclUniqueId* commIds, ncclConfig_t* config) {
   return init_comm("ncclCommInitRankScalable", newcomm, nranks, myrank, [&] {
@@ -303,6 +305,7 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myran
                                                     myrank, nId, commIds, config);
   });
 }
+#endif
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                            ncclConfig_t* config) {
@@ -370,17 +373,21 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* asyncError) {
                [&](const ReplayEngine::CommView&) { *asyncError = ncclSuccess; });
 }
 
+#if HAVE_DECL_NCCLCOMMREGISTER
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
   if (!replaying())
     return forward<&RealNccl::CommRegister>("ncclCommRegister", comm, buff, size, handle);
   // Nothing to register without a network; the buffer's address is the token.
   return query("ncclCommRegister", comm, [&](const ReplayEngine::CommView&) { *handle = buff; });
 }
+#endif
 
+#if HAVE_DECL_NCCLCOMMDEREGISTER
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
   if (!replaying()) return forward<&RealNccl::CommDeregister>("ncclCommDeregister", comm, handle);
   return query("ncclCommDeregister", comm, [](const ReplayEngine::CommView&) {});
 }
+#endif
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
   if (!replaying()) return forward<&RealNccl::GetUniqueId>("ncclGetUniqueId", uniqueId);
@@ -398,15 +405,19 @@ ncclResult_t ncclGetVersion(int* version) {
   return ncclSuccess;
 }
 
+#if HAVE_DECL_NCCLMEMALLOC
 ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
   if (!replaying()) return forward<&RealNccl::MemAlloc>("ncclMemAlloc", ptr, size);
   return report(cuda_status(cudaMalloc(ptr, size), "ncclMemAlloc (replay: cudaMalloc)"));
 }
+#endif
 
+#if HAVE_DECL_NCCLMEMFREE
 ncclResult_t ncclMemFree(void* ptr) {
   if (!replaying()) return forward<&RealNccl::MemFree>("ncclMemFree", ptr);
   return report(cuda_status(cudaFree(ptr), "ncclMemFree (replay: cudaFree)"));
 }
+#endif
 
 const char* ncclGetErrorString(ncclResult_t result) {
   const RealNccl& real = Interposer::get().real();
@@ -414,36 +425,46 @@ const char* ncclGetErrorString(ncclResult_t result) {
   return error_string(result);
 }
 
+#if HAVE_DECL_NCCLGETLASTERROR
 const char* ncclGetLastError(ncclComm_t comm) {
   const RealNccl& real = Interposer::get().real();
   if (t_last_error.empty() && !replaying() && real.GetLastError != nullptr)
     return real.GetLastError(comm);
   return t_last_error.c_str();
 }
+#endif
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
   return not_replayed<&RealNccl::CommInitAll>("ncclCommInitAll", comm, ndev, devlist);
 }
 
+#if HAVE_DECL_NCCLCOMMREVOKE
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   return not_replayed<&RealNccl::CommRevoke>("ncclCommRevoke", comm, revokeFlags);
 }
+#endif
 
+#if HAVE_DECL_NCCLCOMMSHRINK
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                             ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   return not_replayed<&RealNccl::CommShrink>("ncclCommShrink", comm, excludeRanksList,
                                              excludeRanksCount, newcomm, config, shrinkFlags);
 }
+#endif
 
+#if HAVE_DECL_NCCLCOMMWINDOWREGISTER
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
                                     int winFlags) {
   return not_replayed<&RealNccl::CommWindowRegister>("ncclCommWindowRegister", comm, buff, size,
                                                      win, winFlags);
 }
+#endif
 
+#if HAVE_DECL_NCCLCOMMWINDOWDEREGISTER
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   return not_replayed<&RealNccl::CommWindowDeregister>("ncclCommWindowDeregister", comm, win);
 }
+#endif
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm) {
@@ -455,26 +476,34 @@ ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) {
   return not_replayed<&RealNccl::RedOpDestroy>("ncclRedOpDestroy", op, comm);
 }
 
+#if HAVE_DECL_NCCLALLTOALL
 ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return not_replayed<&RealNccl::AlltoAll>("ncclAlltoAll", sendbuff, recvbuff, count, datatype,
                                            comm, stream);
 }
+#endif
 
+#if HAVE_DECL_NCCLGATHER
 ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                         int root, ncclComm_t comm, cudaStream_t stream) {
   return not_replayed<&RealNccl::Gather>("ncclGather", sendbuff, recvbuff, count, datatype, root,
                                          comm, stream);
 }
+#endif
 
+#if HAVE_DECL_NCCLSCATTER
 ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count,
                          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream) {
   return not_replayed<&RealNccl::Scatter>("ncclScatter", sendbuff, recvbuff, count, datatype, root,
                                           comm, stream);
 }
+#endif
 
+#if HAVE_DECL_NCCLGROUPSIMULATEEND
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo) {
   return not_replayed<&RealNccl::GroupSimulateEnd>("ncclGroupSimulateEnd", simInfo);
 }
+#endif
 
 }  // extern "C"

@@ -12,20 +12,17 @@
 #include <string>
 
 #include "common/status.h"
+#include "record/nccl/nccl_optional.h"
 
-// Every NCCL function the interposer defines, by name without "nccl".
+// Every NCCL function the interposer defines, by name without "nccl": those
+// every supported NCCL (2.18 and later) declares, then the optional ones.
 #define TM_NCCL_FUNCTIONS(X)                                                                       \
-  X(MemAlloc)                                                                                      \
-  X(MemFree)                                                                                       \
   X(GetVersion)                                                                                    \
-  X(GetUniqueId)                                                                                   \
-  X(CommInitRankConfig) X(CommInitRank) X(CommInitAll) X(CommFinalize) X(CommDestroy) X(CommAbort) \
-      X(CommRevoke) X(CommSplit) X(CommShrink) X(CommInitRankScalable) X(GetErrorString)           \
-          X(GetLastError) X(CommGetAsyncError) X(CommCount) X(CommCuDevice) X(CommUserRank)        \
-              X(CommRegister) X(CommDeregister) X(CommWindowRegister) X(CommWindowDeregister)      \
-                  X(RedOpCreatePreMulSum) X(RedOpDestroy) X(Reduce) X(Bcast) X(Broadcast)          \
-                      X(AllReduce) X(ReduceScatter) X(AllGather) X(AlltoAll) X(Gather) X(Scatter)  \
-                          X(Send) X(Recv) X(GroupStart) X(GroupEnd) X(GroupSimulateEnd)
+  X(GetUniqueId) X(CommInitRankConfig) X(CommInitRank) X(CommInitAll) X(CommFinalize)              \
+      X(CommDestroy) X(CommAbort) X(CommSplit) X(GetErrorString) X(CommGetAsyncError) X(CommCount) \
+          X(CommCuDevice) X(CommUserRank) X(RedOpCreatePreMulSum) X(RedOpDestroy) X(Reduce)        \
+              X(Bcast) X(Broadcast) X(AllReduce) X(ReduceScatter) X(AllGather) X(Send) X(Recv)     \
+                  X(GroupStart) X(GroupEnd) TM_NCCL_OPTIONAL_FUNCTIONS(X)
 
 namespace trainmover::nccl {
 
