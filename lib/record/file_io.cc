@@ -87,12 +87,21 @@ Result<bool> write_file_atomic(const std::string& path,
   return placed;
 }
 
-Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_bytes) {
+namespace {
+
+Result<UniqueFd> open_for_reading(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOENT) return error(TM_ERROR_NOT_FOUND, path, ": no such file");
     return system_error(str_cat("open ", path), errno);
   }
+  return fd;
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_bytes) {
+  TM_ASSIGN_OR_RETURN(UniqueFd fd, open_for_reading(path));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return system_error(str_cat("stat ", path), errno);
   if (!S_ISREG(st.st_mode)) return error(TM_ERROR_INVALID_ARGUMENT, path, ": not a regular file");
@@ -115,11 +124,7 @@ Result<std::vector<std::byte>> read_file(const std::string& path, size_t max_byt
 
 Status read_file_chunks(const std::string& path,
                         const std::function<bool(std::span<const std::byte>)>& visit) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) {
-    if (errno == ENOENT) return error(TM_ERROR_NOT_FOUND, path, ": no such file");
-    return system_error(str_cat("open ", path), errno);
-  }
+  TM_ASSIGN_OR_RETURN(UniqueFd fd, open_for_reading(path));
   std::vector<std::byte> buffer(kMaxIoChunk);
   for (bool end = false; !end;) {
     size_t filled = 0;

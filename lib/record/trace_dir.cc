@@ -39,14 +39,20 @@ std::string difference(const Trace& kept, const Trace& dropped) {
 // Whether `file` holds the same content as `mine` (all but the slot), with
 // one pass of comparison and no checksum work: the common outcome for
 // data-parallel replicas, decided cheaply.
+// Whether a stored header describes the same trace as `mine`, but for the
+// recording slot.
+bool same_identity(const HeaderFields& theirs, const EncodedTrace& mine) {
+  TraceMeta a = theirs.meta, b = mine.meta;
+  a.slot = b.slot = 0;
+  return a == b && theirs.iterations == mine.fields.iterations &&
+         theirs.calls == mine.fields.calls && theirs.raw_body_bytes == mine.fields.raw_body_bytes;
+}
+
 bool same_as(std::span<const std::byte> file, const EncodedTrace& mine) {
   auto header = parse_header(file);
   if (!header.ok()) return false;
   auto [theirs, body_at] = std::move(header.value());
-  TraceMeta a = theirs.meta, b = mine.meta;
-  a.slot = b.slot = 0;
-  if (a != b || theirs.iterations != mine.fields.iterations || theirs.calls != mine.fields.calls ||
-      theirs.raw_body_bytes != mine.fields.raw_body_bytes ||
+  if (!same_identity(theirs, mine) ||
       theirs.stored_body_bytes + kTrailerBytes != file.size() - body_at) {
     return false;  // cut short, or bytes after the end
   }
@@ -104,13 +110,8 @@ bool StreamMatcher::start(std::span<const std::byte>& chunk) {
   if (!header.ok()) return decide(Match::kDifferent);
   const auto& [theirs, body_at] = header.value();
   if ((theirs.flags & kFlagZstd) != 0) return decide(Match::kUndecided);
-  TraceMeta a = theirs.meta, b = mine_.meta;
-  a.slot = b.slot = 0;
-  if (a != b || theirs.iterations != mine_.fields.iterations ||
-      theirs.calls != mine_.fields.calls || theirs.raw_body_bytes != mine_.fields.raw_body_bytes ||
-      theirs.stored_body_bytes != theirs.raw_body_bytes) {
+  if (!same_identity(theirs, mine_) || theirs.stored_body_bytes != theirs.raw_body_bytes)
     return decide(Match::kDifferent);
-  }
   body_left_ = theirs.stored_body_bytes;
   chunk = chunk.subspan(body_at);
   return true;
@@ -194,7 +195,7 @@ Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
   }
   // Compressed, or different: the whole file, to say how they differ.
   TM_ASSIGN_OR_RETURN(auto file, read_file(result.path, kDefaultMaxTraceBytes));
-  if (same_as(file, trace)) {
+  if (matcher.outcome() == Match::kUndecided && same_as(file, trace)) {
     result.outcome = StoreOutcome::kDuplicate;
     return result;
   }

@@ -65,21 +65,30 @@ void encode_record(const CallInfo& c, std::span<const std::byte> output, std::sp
   w.u32(0);
 }
 
-size_t seal_record(std::span<std::byte> records) {
+namespace {
+
+// Where the CRC of the record that starts `records` is, or 0 when `records`
+// is too short to hold the record its length says.
+size_t crc_offset(std::span<const std::byte> records) {
   if (records.size() < kRecordFixedBytes) return 0;
   uint64_t out_len = ByteReader(records.subspan(32, 8)).u64();
   if (out_len > records.size() - kRecordFixedBytes) return 0;
-  size_t crc_at = kRecordFixedBytes - 4 + out_len;
+  return kRecordFixedBytes - 4 + out_len;
+}
+
+}  // namespace
+
+size_t seal_record(std::span<std::byte> records) {
+  size_t crc_at = crc_offset(records);
+  if (crc_at == 0) return 0;
   FixedWriter(records.subspan(crc_at)).u32(crc32c(records.first(crc_at)));
   return crc_at + 4;
 }
 
 uint32_t extend_crc_over_records(uint32_t crc, std::span<const std::byte> records) {
   while (!records.empty()) {
-    if (records.size() < kRecordFixedBytes) return crc32c(records, crc);
-    uint64_t out_len = ByteReader(records.subspan(32, 8)).u64();
-    if (out_len > records.size() - kRecordFixedBytes) return crc32c(records, crc);
-    size_t crc_at = kRecordFixedBytes - 4 + out_len;
+    size_t crc_at = crc_offset(records);
+    if (crc_at == 0) return crc32c(records, crc);
     auto stored = records.subspan(crc_at, 4);
     // The record's bytes have CRC `stored`; with the CRC itself appended:
     uint32_t whole = crc32c(stored, ByteReader(stored).u32());

@@ -34,9 +34,13 @@ void CompletionWriter::complete(const CallEntry& entry, std::span<const std::byt
   wake_.notify_one();
 }
 
-void CompletionWriter::abandon(Status why) {
+void CompletionWriter::stop_recording(const Status& why) {
   log(LogLevel::kError, "nccl: recording stopped, the trace stays incomplete: ", why.message());
   recorder_.abort(why);
+}
+
+void CompletionWriter::abandon(Status why) {
+  stop_recording(why);
   std::lock_guard lock(mu_);
   --outstanding_;
   idle_.notify_all();
@@ -73,8 +77,7 @@ void CompletionWriter::drop_queue(std::unique_lock<std::mutex>& lock, const Stat
   outstanding_ -= queue_.size();
   queue_.clear();
   lock.unlock();
-  log(LogLevel::kError, "nccl: recording stopped, the trace stays incomplete: ", why.message());
-  recorder_.abort(why);
+  stop_recording(why);
   lock.lock();
   if (outstanding_ == 0) idle_.notify_all();
 }

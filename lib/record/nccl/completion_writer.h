@@ -68,6 +68,8 @@ class CompletionWriter {
   // landed; false when it never will (an error, or stop with it in flight).
   bool wait_front_landed(std::unique_lock<std::mutex>& lock);
   void drop_queue(std::unique_lock<std::mutex>& lock, const Status& why);
+  // Logs `why` and aborts the trace (no lock held).
+  void stop_recording(const Status& why);
   void write(Item& item);
   void maybe_finish(std::unique_lock<std::mutex>& lock);
 
