@@ -160,7 +160,13 @@ TEST(PeerFailure, MismatchedCountsAreAProtocolError) {
   auto exits = job.run(n, [&](int slot) {
     Resources before;
     auto comm = Communicator::create(job.config(slot, n, "mismatch"));
-    if (!comm.ok()) return complain(slot, comm.status().message());
+    // Slots 0 and 1 can finish joining, disagree and drop their links while
+    // slot 2 is still joining: it must then fail with the mismatch as cause.
+    if (!comm.ok()) {
+      return comm.status().code() == TM_ERROR_PROTOCOL
+                 ? 0
+                 : complain(slot, "unexpected: " + comm.status().message());
+    }
     std::vector<float> data(3000, 1.0f);
     size_t count = slot == 1 ? 2999 : 3000;
     Status st = comm.value()->allreduce(data.data(), data.data(), count, TM_FLOAT32, TM_SUM);
