@@ -27,25 +27,6 @@ uint32_t crc32c_table(std::span<const std::byte> data, uint32_t crc) {
   return crc;
 }
 
-#if defined(__x86_64__)
-// SSE4.2's crc32 instruction computes the same (reflected Castagnoli) CRC
-// about 10x faster than the table: traces checksum every recorded output.
-__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(std::span<const std::byte> data,
-                                                        uint32_t crc) {
-  const std::byte* p = data.data();
-  size_t n = data.size();
-  uint64_t c = crc;
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    c = _mm_crc32_u64(c, v);
-  }
-  crc = static_cast<uint32_t>(c);
-  for (; n > 0; --n, ++p) crc = _mm_crc32_u8(crc, static_cast<uint8_t>(*p));
-  return crc;
-}
-#endif
-
 // Polynomials over GF(2) modulo the CRC's, in the reflected bit order
 // (bit 31 holds the coefficient of x^0): a * b mod P.
 constexpr uint32_t multiply_mod_p(uint32_t a, uint32_t b) {
@@ -70,13 +51,51 @@ constexpr std::array<uint32_t, 67> make_powers() {
 constexpr std::array<uint32_t, 67> kPowers = make_powers();
 
 // x^(8 * bytes) mod P: what appending `bytes` zero bytes multiplies by.
-uint32_t shift_for(uint64_t bytes) {
+constexpr uint32_t shift_for(uint64_t bytes) {
   uint32_t result = 1u << 31;  // x^0
   for (size_t k = 3; bytes != 0; bytes >>= 1, ++k) {
     if ((bytes & 1) != 0) result = multiply_mod_p(kPowers[k], result);
   }
   return result;
 }
+
+#if defined(__x86_64__)
+// SSE4.2's crc32 instruction computes the same (reflected Castagnoli) CRC
+// about 10x faster than the table: traces checksum every recorded output.
+// One chain of crc32 instructions waits on each result (3 cycles each), so
+// large inputs run three lanes at once and join them with the shift above:
+// crc(A||B) = crc(A) * x^(8|B|) + crc(B, from 0). Three times faster again,
+// which matters because the trace's save competes with training for CPU.
+__attribute__((target("sse4.2"))) inline uint64_t crc32c_step(uint64_t crc, const std::byte* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return _mm_crc32_u64(crc, v);
+}
+
+constexpr size_t kLaneBytes = 4096;
+constexpr uint32_t kLaneShift = shift_for(kLaneBytes);
+
+__attribute__((target("sse4.2"))) uint32_t crc32c_sse42(std::span<const std::byte> data,
+                                                        uint32_t crc) {
+  const std::byte* p = data.data();
+  size_t n = data.size();
+  for (; n >= 3 * kLaneBytes; n -= 3 * kLaneBytes, p += 3 * kLaneBytes) {
+    uint64_t a = crc, b = 0, c = 0;
+    for (size_t i = 0; i < kLaneBytes; i += 8) {
+      a = crc32c_step(a, p + i);
+      b = crc32c_step(b, p + kLaneBytes + i);
+      c = crc32c_step(c, p + 2 * kLaneBytes + i);
+    }
+    uint32_t ab = multiply_mod_p(kLaneShift, static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b);
+    crc = multiply_mod_p(kLaneShift, ab) ^ static_cast<uint32_t>(c);
+  }
+  uint64_t c = crc;
+  for (; n >= 8; n -= 8, p += 8) c = crc32c_step(c, p);
+  crc = static_cast<uint32_t>(c);
+  for (; n > 0; --n, ++p) crc = _mm_crc32_u8(crc, static_cast<uint8_t>(*p));
+  return crc;
+}
+#endif
 
 }  // namespace
 
