@@ -3,13 +3,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
+#include "common/log.h"
 #include "record/compress.h"
 #include "record/file_io.h"
+#include "record/file_lock.h"
 
 namespace trainmover::record {
 namespace {
+
+// How long a replica waits for another that is writing its role's trace.
+constexpr std::chrono::seconds kRoleLockWait{60};
 
 // How two traces of one role differ, for a conflict report.
 std::string difference(const Trace& kept, const Trace& dropped) {
@@ -36,9 +42,6 @@ std::string difference(const Trace& kept, const Trace& dropped) {
   return str_cat("they record ", a.size(), " and ", b.size(), " calls");
 }
 
-// Whether `file` holds the same content as `mine` (all but the slot), with
-// one pass of comparison and no checksum work: the common outcome for
-// data-parallel replicas, decided cheaply.
 // Whether a stored header describes the same trace as `mine`, but for the
 // recording slot.
 bool same_identity(const HeaderFields& theirs, const EncodedTrace& mine) {
@@ -48,6 +51,8 @@ bool same_identity(const HeaderFields& theirs, const EncodedTrace& mine) {
          theirs.calls == mine.fields.calls && theirs.raw_body_bytes == mine.fields.raw_body_bytes;
 }
 
+// Whether `file` holds the same content as `mine` (all but the slot), with
+// one pass of comparison and no checksum work.
 bool same_as(std::span<const std::byte> file, const EncodedTrace& mine) {
   auto header = parse_header(file);
   if (!header.ok()) return false;
@@ -148,6 +153,19 @@ Match StreamMatcher::outcome() const {
   return Match::kSame;
 }
 
+// Writes `trace` at `path` unless a trace is there already; true if it did.
+// Replicas finish recording together: without the lock each would find no
+// trace yet and write one, only for link() to keep the first. Where the lock
+// cannot be had (no locks on this filesystem, a holder stuck past the wait)
+// link() still lets one win.
+Result<bool> write_unless_present(const std::string& path, const EncodedTrace& trace) {
+  auto lock = FileLock::acquire(path + ".lock", kRoleLockWait);
+  if (!lock.ok()) log(LogLevel::kDebug, "trace written unlocked: ", lock.status().message());
+  if (::access(path.c_str(), F_OK) == 0) return false;
+  auto parts = trace.parts();
+  return write_file_atomic(path, parts, Replace::kNo);
+}
+
 }  // namespace
 
 const char* store_outcome_name(StoreOutcome outcome) {
@@ -179,13 +197,9 @@ Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
   result.path = path_for(trace.meta.role);
   TM_RETURN_IF_ERROR(make_directories(dir_));
   // Another replica was first (the common case for data-parallel replicas,
-  // which record the same outputs): compare without writing a copy. When
-  // two get here at once, link() lets one win and the other compares.
-  if (::access(result.path.c_str(), F_OK) != 0) {
-    auto parts = trace.parts();
-    TM_ASSIGN_OR_RETURN(bool placed, write_file_atomic(result.path, parts, Replace::kNo));
-    if (placed) return result;
-  }
+  // which record the same outputs): compare without writing a copy.
+  TM_ASSIGN_OR_RETURN(bool written, write_unless_present(result.path, trace));
+  if (written) return result;
   StreamMatcher matcher(trace);
   TM_RETURN_IF_ERROR(read_file_chunks(
       result.path, [&](std::span<const std::byte> chunk) { return matcher.feed(chunk); }));

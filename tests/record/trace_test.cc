@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/bytes.h"
 #include "common/crc32c.h"
 #include "record/compress.h"
 #include "record/file_io.h"
+#include "record/file_lock.h"
 #include "record/role.h"
 #include "record/trace.h"
 #include "record/trace_builder.h"
@@ -336,6 +338,47 @@ TEST(TraceDirectory, KeepsOneTracePerRoleAndDropsDuplicates) {
   EXPECT_EQ(loaded->meta().slot, 2);  // the first one stayed
   EXPECT_TRUE(FailsWith(traces.load(Role::parse("stage=last").value()).status(), TM_ERROR_NOT_FOUND,
                         "stage=last.tmtrace"));
+}
+
+TEST(FileLock, ASecondHolderWaitsAndTimesOut) {
+  TempDir dir;
+  std::string path = dir.path() + "/role.lock";
+  {
+    auto held = FileLock::acquire(path, std::chrono::milliseconds(0));
+    ASSERT_TRUE(held.ok()) << held.status().message();
+    auto t0 = std::chrono::steady_clock::now();
+    auto second = FileLock::acquire(path, std::chrono::milliseconds(100));
+    EXPECT_TRUE(FailsWith(second.status(), TM_ERROR_TIMEOUT, "still held"));
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
+  }
+  EXPECT_TRUE(FileLock::acquire(path, std::chrono::milliseconds(0)).ok()) << "not released";
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_TRUE(FailsWith(FileLock::acquire(dir.path() + "/no/such/dir", {}).status(),
+                        TM_ERROR_SYSTEM, "create lock file"));
+}
+
+// Replicas that finish recording together write the role's trace once: one
+// that finds another writing waits for it, then compares.
+TEST(TraceDirectory, AReplicaWaitsForTheWriterAndWritesNothing) {
+  TempDir dir;
+  TraceDirectory traces(dir.path());
+  std::string path = dir.path() + "/stage=first,tp=1.tmtrace";
+  auto writer = FileLock::acquire(path + ".lock", std::chrono::milliseconds(0));
+  ASSERT_TRUE(writer.ok()) << writer.status().message();
+  TraceBuilder replica = sample_builder();
+  replica.meta().slot = 3;
+  auto encoded = replica.encode(2, Compression::kNone);
+  ASSERT_TRUE(encoded.ok());
+  Result<StoreResult> stored = Status(TM_ERROR_INTERNAL, "not run");
+  std::thread waiting([&] { stored = traces.store(encoded.value()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(write_file_atomic(path, sample_file(Compression::kNone), Replace::kNo).value());
+  writer = Status(TM_ERROR_INTERNAL, "released");
+  waiting.join();
+  ASSERT_TRUE(stored.ok()) << stored.status().message();
+  EXPECT_EQ(stored->outcome, StoreOutcome::kDuplicate);
 }
 
 // A replica compares with the stored trace as it reads it; a stored file

@@ -261,7 +261,8 @@ Status RecordBench::run_round(int round) {
   record::TraceDirectory dir(traces);
   TM_ASSIGN_OR_RETURN(auto trace, dir.load(record::Role{}));
   trace_files_ = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(traces)) ++trace_files_;
+  for (const auto& e : std::filesystem::directory_iterator(traces))
+    trace_files_ += e.path().extension() == ".tmtrace";
   TM_ASSIGN_OR_RETURN(auto replay_job,
                       job("replay", 1,
                           {{"TRAINMOVER_TRACE_DIR", traces},
