@@ -1,6 +1,7 @@
 #include "record/arena.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -39,6 +40,34 @@ ByteArena::~ByteArena() { release(); }
 void ByteArena::release() {
   for (Block& b : blocks_) ::munmap(b.map, b.map_bytes);
   blocks_.clear();
+  size_ = 0;
+}
+
+void ByteArena::free_written() {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<Block> kept;
+  for (Block& b : blocks_) {
+    auto map = reinterpret_cast<uintptr_t>(b.map);
+    auto data_end = reinterpret_cast<uintptr_t>(b.data) + b.capacity;
+    // Whole pages from the mapping's start through the last written byte.
+    uintptr_t cut = round_up(reinterpret_cast<uintptr_t>(b.data) + b.used, page);
+    if (cut >= data_end) {
+      ::munmap(b.map, b.map_bytes);
+      continue;
+    }
+    if (cut == map) {  // nothing written in this block
+      kept.push_back(b);
+      continue;
+    }
+    ::munmap(b.map, cut - map);
+    b.map_bytes -= cut - map;
+    b.map = reinterpret_cast<void*>(cut);
+    b.capacity = data_end - cut;
+    b.data = reinterpret_cast<std::byte*>(cut);
+    b.used = 0;
+    kept.push_back(b);
+  }
+  blocks_ = std::move(kept);
   size_ = 0;
 }
 

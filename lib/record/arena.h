@@ -44,6 +44,11 @@ class ByteArena {
   std::vector<std::span<const std::byte>> pieces() const;
   std::vector<std::span<std::byte>> mutable_pieces();
   size_t size() const { return size_; }
+  // Gives back the pages of the bytes written so far, which are forgotten
+  // (size() becomes 0). Room mapped after them is kept until the arena
+  // goes: a reserve faulted in ahead and never written costs as much CPU to
+  // free as it did to fault in, and memory only up to its configured size.
+  void free_written();
 
  private:
   struct Block {

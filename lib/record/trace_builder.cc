@@ -107,6 +107,14 @@ Result<EncodedTrace> TraceBuilder::encode(uint32_t iterations, Compression compr
   return out;
 }
 
+void TraceBuilder::free_calls() {
+  body_.free_written();
+  calls_ = 0;
+  last_iteration_ = 0;
+  next_index_ = 0;
+  sealed_bytes_ = 0;
+}
+
 Result<std::vector<std::byte>> TraceBuilder::finish(uint32_t iterations, Compression compression) {
   TM_ASSIGN_OR_RETURN(EncodedTrace encoded, encode(iterations, compression));
   return encoded.concatenate();

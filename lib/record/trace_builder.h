@@ -57,6 +57,10 @@ class TraceBuilder {
   // The whole file in one buffer.
   Result<std::vector<std::byte>> finish(uint32_t iterations, Compression compression);
 
+  // Gives back the memory of the calls appended so far, which are dropped,
+  // once they are saved (see ByteArena::free_written). The meta stays.
+  void free_calls();
+
   const TraceMeta& meta() const { return meta_; }
   TraceMeta& meta() { return meta_; }
   uint64_t calls() const { return calls_; }

@@ -4,8 +4,9 @@
 // runs with SCHED_IDLE and the idle I/O class, so it takes as little as the
 // kernel allows from the training loop.
 //
-// Owns the builder, whose memory it gives back once the trace is stored,
-// and the thread; the destructor waits for the thread (a
+// Owns the builder, whose recorded bytes it gives back once the trace is
+// stored (room faulted in ahead and never written stays until the saver
+// goes, see ByteArena::free_written), and the thread; the destructor waits for the thread (a
 // bounded job: one encode, one file write, at most one file read). The
 // outcome is logged when the save ends (a conflict or an error as a warning)
 // and returned by wait(). wait() and the destructor are for one thread.

@@ -76,6 +76,35 @@ TEST(ByteArena, HugePagesAlignBlocksAndKeepTheContract) {
   EXPECT_EQ(moved.pieces().back().back(), std::byte{7});
 }
 
+TEST(ByteArena, FreeWrittenGivesBackTheBytesAndKeepsTheRoomAfter) {
+  ByteArena arena;
+  auto written = arena.allocate(3 * kMiB + 100);
+  ASSERT_TRUE(written.ok());
+  std::fill(written->begin(), written->end(), std::byte{7});
+  auto room = arena.reserve(4 * kMiB);  // faulted in ahead, never written
+  ASSERT_TRUE(room.ok());
+  std::fill(room->begin(), room->end(), std::byte{0});
+  const size_t room_pages = resident_pages(*room);
+  arena.free_written();
+  EXPECT_EQ(arena.size(), 0u);
+  EXPECT_TRUE(arena.pieces().empty());
+  // The written pages are unmapped (mincore fails on them); the first page
+  // of the room shares a page with the last written bytes and goes too.
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in(1);
+  EXPECT_NE(::mincore(written->data(), page, in.data()), 0);
+  const size_t shared = page - reinterpret_cast<uintptr_t>(room->data()) % page;
+  auto rest = room->subspan(shared);  // from the room's first page of its own
+  EXPECT_EQ(resident_pages(rest), room_pages - 1);
+  // The arena goes on from the room that is left.
+  auto again = arena.allocate(kMiB);
+  ASSERT_TRUE(again.ok());
+  EXPECT_GE(again->data(), rest.data());
+  EXPECT_LT(again->data(), rest.data() + rest.size());
+  std::fill(again->begin(), again->end(), std::byte{1});
+  EXPECT_EQ(arena.size(), kMiB);
+}
+
 TEST(Prefaulter, FaultsTheRangeIn) {
   if (!Prefaulter::supported()) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
   ByteArena arena;
