@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "common/parse.h"
@@ -36,6 +37,8 @@ void print_help() {
       "  -w, --warmup W          unrecorded warm-up iterations first (default 12)\n"
       "  -r, --rounds R          rounds; medians are reported (default 5)\n"
       "  -z, --compress          zstd-compress the traces\n"
+      "      --control           also run a second job that never records and report\n"
+      "                          it against the first (noise_*_pct): the noise floor\n"
       "      --cpus-per-rank C   bind rank i to the i-th C allowed CPUs, round robin,\n"
       "                          as srun --cpu-bind=cores (default 1)\n"
       "      --no-bind           leave ranks unbound\n"
@@ -54,6 +57,7 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
                                  {"warmup", required_argument, nullptr, 'w'},
                                  {"rounds", required_argument, nullptr, 'r'},
                                  {"compress", no_argument, nullptr, 'z'},
+                                 {"control", no_argument, nullptr, 'N'},
                                  {"no-bind", no_argument, nullptr, 'U'},
                                  {"cpus-per-rank", required_argument, nullptr, 'C'},
                                  {"json", no_argument, nullptr, 'j'},
@@ -109,6 +113,9 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
       }
       case 'z':
         o.compress = true;
+        break;
+      case 'N':
+        o.control = true;
         break;
       case 'U':
         o.cpus_per_rank = 0;
@@ -237,8 +244,9 @@ Result<launcher::LocalJobResult> RecordBench::job(
 Status RecordBench::run_round(int round) {
   const size_t k = static_cast<size_t>(o_.recorded), after = static_cast<size_t>(o_.after);
   const size_t saving = k + after, total = saving + after;
-  // The same job without recording is the reference. The two alternate
-  // which runs first, so that a drift of the machine favours neither.
+  // The same job without recording is the reference. It and the control
+  // (a second job that never records) take turns before and after the
+  // recording job, so that a drift of the machine favours none of them.
   std::string traces = str_cat(dir_, "/round-", round);
   auto run_plain = [&] { return job("live", o_.nranks, {{"TRAINMOVER_TRACE_DIR", ""}}); };
   auto run_recording = [&] {
@@ -248,13 +256,23 @@ Status RecordBench::run_round(int round) {
                 {"TRAINMOVER_TRACE_COMPRESS", o_.compress ? "1" : "0"}});
   };
   const bool plain_first = round % 2 == 0;
+  std::optional<PhaseLines> control;
+  auto run_control = [&]() -> Status {
+    if (!o_.control) return Status::Ok();
+    TM_ASSIGN_OR_RETURN(auto control_job, run_plain());
+    TM_ASSIGN_OR_RETURN(control, parse_lines(control_job, "live"));
+    return Status::Ok();
+  };
+  if (!plain_first) TM_RETURN_IF_ERROR(run_control());
   TM_ASSIGN_OR_RETURN(auto first, plain_first ? run_plain() : run_recording());
   TM_ASSIGN_OR_RETURN(auto second, plain_first ? run_recording() : run_plain());
+  if (plain_first) TM_RETURN_IF_ERROR(run_control());
   const launcher::LocalJobResult& plain_job = plain_first ? first : second;
   const launcher::LocalJobResult& rec_job = plain_first ? second : first;
   TM_ASSIGN_OR_RETURN(PhaseLines plain, parse_lines(plain_job, "live"));
   TM_ASSIGN_OR_RETURN(PhaseLines rec, parse_lines(rec_job, "live"));
-  if (plain.iteration_s.size() != total || rec.iteration_s.size() != total) {
+  if (plain.iteration_s.size() != total || rec.iteration_s.size() != total ||
+      (control && control->iteration_s.size() != total)) {
     return error(TM_ERROR_PROTOCOL, "a live job reported ", rec.iteration_s.size(), " and ",
                  plain.iteration_s.size(), " iterations, expected ", total);
   }
@@ -281,6 +299,11 @@ Status RecordBench::run_round(int round) {
   samples_["iter_time_s"].push_back(mean(rec.iteration_s, k, saving));
   samples_["iter_time_settled_s"].push_back(mean(rec.iteration_s, saving, total));
   samples_["save_wait_s"].push_back(rec.save_wait_s);
+  if (control) {
+    samples_["control_recorded_window_s"].push_back(mean(control->iteration_s, 0, k));
+    samples_["control_after_window_s"].push_back(mean(control->iteration_s, k, saving));
+    samples_["control_settled_window_s"].push_back(mean(control->iteration_s, saving, total));
+  }
   samples_["replay_iter_time_s"].push_back(mean(replay.iteration_s, 0, k));
   samples_["compute_time_s"].push_back(median(replay.compute_s));
   samples_["trace_bytes_per_role"].push_back(static_cast<double>(trace.file_bytes()));
@@ -298,32 +321,47 @@ void RecordBench::print(bool json) const {
   double settled_overhead = (settled / plain_settled - 1) * 100;
   double replay_overhead = (replay / compute - 1) * 100;
   auto trace_bytes = static_cast<long long>(med("trace_bytes_per_role"));
+  // The control against the reference, window by window: the same ratio as
+  // the overheads, for two jobs that both never record.
+  auto noise = [&](const char* control, double reference) {
+    return (med(control) / reference - 1) * 100;
+  };
+  double noise_rec = 0, noise_after = 0, noise_settled = 0;
+  if (o_.control) {
+    noise_rec = noise("control_recorded_window_s", plain_rec);
+    noise_after = noise("control_after_window_s", plain_after);
+    noise_settled = noise("control_settled_window_s", plain_settled);
+  }
   if (json) {
-    std::printf("%s\n", JsonLine()
-                            .add("bench", "record")
-                            .add("nranks", o_.nranks)
-                            .add("bytes", static_cast<long long>(o_.bytes))
-                            .add("passes", o_.passes)
-                            .add("record_iterations", o_.recorded)
-                            .add("rounds", o_.rounds)
-                            .add("compressed", o_.compress ? 1 : 0)
-                            .add("cpu_bind", o_.cpus_per_rank)
-                            .add("iter_time_s", after)
-                            .add("iter_time_recording_s", rec)
-                            .add("overhead_pct", overhead)
-                            .add("baseline_iter_time_s", plain_after)
-                            .add("overhead_after_pct", after_overhead)
-                            .add("iter_time_settled_s", settled)
-                            .add("overhead_settled_pct", settled_overhead)
-                            .add("save_wait_s", med("save_wait_s"))
-                            .add("trace_bytes_per_role", trace_bytes)
-                            .add("trace_files", static_cast<long long>(trace_files_))
-                            .add("replay_iter_time_s", replay)
-                            .add("compute_time_s", compute)
-                            .add("replay_overhead_pct", replay_overhead)
-                            .add("replay_matches", replay_matches_ ? 1 : 0)
-                            .str()
-                            .c_str());
+    JsonLine line;
+    line.add("bench", "record")
+        .add("nranks", o_.nranks)
+        .add("bytes", static_cast<long long>(o_.bytes))
+        .add("passes", o_.passes)
+        .add("record_iterations", o_.recorded)
+        .add("rounds", o_.rounds)
+        .add("compressed", o_.compress ? 1 : 0)
+        .add("cpu_bind", o_.cpus_per_rank)
+        .add("iter_time_s", after)
+        .add("iter_time_recording_s", rec)
+        .add("overhead_pct", overhead)
+        .add("baseline_iter_time_s", plain_after)
+        .add("overhead_after_pct", after_overhead)
+        .add("iter_time_settled_s", settled)
+        .add("overhead_settled_pct", settled_overhead)
+        .add("save_wait_s", med("save_wait_s"))
+        .add("trace_bytes_per_role", trace_bytes)
+        .add("trace_files", static_cast<long long>(trace_files_))
+        .add("replay_iter_time_s", replay)
+        .add("compute_time_s", compute)
+        .add("replay_overhead_pct", replay_overhead)
+        .add("replay_matches", replay_matches_ ? 1 : 0);
+    if (o_.control) {
+      line.add("noise_pct", noise_rec)
+          .add("noise_after_pct", noise_after)
+          .add("noise_settled_pct", noise_settled);
+    }
+    std::printf("%s\n", line.str().c_str());
     return;
   }
   std::printf(
@@ -339,6 +377,12 @@ void RecordBench::print(bool json) const {
       "  after the save        %8.2f ms  (job never recording %.2f ms: %+.1f%%), "
       "waited %.2f ms for it\n",
       settled * 1e3, plain_settled * 1e3, settled_overhead, med("save_wait_s") * 1e3);
+  if (o_.control) {
+    std::printf(
+        "  noise floor           a second job that never records: %+.1f%% recorded, %+.1f%% "
+        "after recording, %+.1f%% after the save\n",
+        noise_rec, noise_after, noise_settled);
+  }
   std::printf("  trace per role        %8s     (%zu file for %d ranks)\n",
               format_bytes(static_cast<double>(trace_bytes)).c_str(), trace_files_, o_.nranks);
   std::printf("  replay iteration      %8.2f ms  (compute alone %.2f ms: %+.1f%%), outputs %s\n",

@@ -3,8 +3,8 @@
 // processes (compute step, allreduce of the gradients, update).
 //
 // Per round (interleaved, medians reported): a job without recording, the
-// same job recording its first K iterations, then one sandbox process
-// replaying the trace. See trainmover-bench(1) for the keys printed.
+// same job recording its first K iterations, with --control a second job
+// without recording, then one sandbox process replaying the trace. See trainmover-bench(1) for the keys printed.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,7 @@ struct RecordOptions {
   int warmup = 12;           // unmarked iterations before the first recorded one
   int rounds = 5;
   bool compress = false;
+  bool control = false;  // also a second job that never records: the noise floor
   int cpus_per_rank = 1;  // rank i on its own CPUs, as srun --cpu-bind=cores; 0: unbound
   bool json = false;
   double job_timeout_s = 300;

@@ -102,7 +102,8 @@ TEST(BenchRecord, HelpAndBadArguments) {
 
 TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
   ToolRun run = bench(
-      "record --nranks 2 --bytes 64K --passes 2 --rounds 1 --after 2 --cpus-per-rank 2 --json");
+      "record --nranks 2 --bytes 64K --passes 2 --rounds 2 --after 2 --cpus-per-rank 2 --control "
+      "--json");
   ASSERT_EQ(run.status, 0) << run.all;
   auto lines = json_lines(run.out);
   ASSERT_EQ(lines.size(), 1u) << run.out;
@@ -113,8 +114,9 @@ TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
     ASSERT_TRUE(o.number(key).ok()) << key;
     EXPECT_GT(o.number(key).value(), 0) << key;
   }
-  for (const char* key : {"overhead_pct", "overhead_after_pct", "overhead_settled_pct",
-                          "replay_overhead_pct", "save_wait_s"})
+  for (const char* key :
+       {"overhead_pct", "overhead_after_pct", "overhead_settled_pct", "replay_overhead_pct",
+        "save_wait_s", "noise_pct", "noise_after_pct", "noise_settled_pct"})
     EXPECT_TRUE(o.number(key).ok()) << key;
   // Two iterations of one 64 KiB allreduce each, plus header and records.
   double bytes = o.number("trace_bytes_per_role").value();
