@@ -46,8 +46,9 @@ class ByteArena {
   size_t size() const { return size_; }
   // Gives back the pages of the bytes written so far, which are forgotten
   // (size() becomes 0). Room mapped after them is kept until the arena
-  // goes: a reserve faulted in ahead and never written costs as much CPU to
-  // free as it did to fault in, and memory only up to its configured size.
+  // goes: a reserve faulted in ahead and never written would cost CPU to
+  // free now (about 0.3 ms per 4 MiB of 4 KiB pages here), and costs memory
+  // only up to the reserve's size.
   void free_written();
 
  private:
