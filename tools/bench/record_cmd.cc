@@ -10,11 +10,13 @@
 #include <optional>
 #include <vector>
 
+#include "comm/config.h"
 #include "common/parse.h"
 #include "job_runner.h"
 #include "json_line.h"
 #include "launcher/local_job.h"
 #include "record/trace_dir.h"
+#include "record/trace_format.h"
 #include "workload.h"
 
 namespace trainmover::bench {
@@ -37,6 +39,8 @@ void print_help() {
       "  -w, --warmup W          unrecorded warm-up iterations first (default 12)\n"
       "  -r, --rounds R          rounds; medians are reported (default 5)\n"
       "  -z, --compress          zstd-compress the traces\n"
+      "      --reserve SIZE|auto TRAINMOVER_RECORD_RESERVE of the recording job (default:\n"
+      "                          the library's, 32M; auto: what its K iterations record)\n"
       "      --control           also run a second job that never records and report\n"
       "                          it against the first (noise_*_pct): the noise floor\n"
       "      --cpus-per-rank C   bind rank i to the i-th C allowed CPUs, round robin,\n"
@@ -58,6 +62,7 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
                                  {"rounds", required_argument, nullptr, 'r'},
                                  {"compress", no_argument, nullptr, 'z'},
                                  {"control", no_argument, nullptr, 'N'},
+                                 {"reserve", required_argument, nullptr, 'R'},
                                  {"no-bind", no_argument, nullptr, 'U'},
                                  {"cpus-per-rank", required_argument, nullptr, 'C'},
                                  {"json", no_argument, nullptr, 'j'},
@@ -117,6 +122,17 @@ Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
       case 'N':
         o.control = true;
         break;
+      case 'R': {
+        if (std::string_view(optarg) == "auto") {
+          o.reserve = RecordOptions::kAutoReserve;
+          break;
+        }
+        auto v = parse_size(optarg);
+        if (!v.ok()) return v.status().with_context("--reserve");
+        if (v.value() == 0) return error(TM_ERROR_INVALID_ARGUMENT, "--reserve: must be positive");
+        o.reserve = v.value();
+        break;
+      }
       case 'U':
         o.cpus_per_rank = 0;
         break;
@@ -210,6 +226,13 @@ class RecordBench {
  private:
   Result<launcher::LocalJobResult> job(const std::string& phase, int nprocs,
                                        std::vector<std::pair<std::string, std::string>> env);
+  // What the recording job faults in ahead: --reserve; with auto, what its
+  // K iterations record (one allreduce output and one record header each).
+  uint64_t reserve_bytes() const {
+    if (o_.reserve == 0) return kDefaultRecordReserveBytes;
+    if (o_.reserve != RecordOptions::kAutoReserve) return o_.reserve;
+    return static_cast<uint64_t>(o_.recorded) * (o_.bytes + record::kRecordFixedBytes);
+  }
   std::map<std::string, std::vector<double>> samples_;  // key -> one value per round
   bool replay_matches_ = true;
   size_t trace_files_ = 0;
@@ -253,6 +276,7 @@ Status RecordBench::run_round(int round) {
     return job("live", o_.nranks,
                {{"TRAINMOVER_TRACE_DIR", traces},
                 {"TRAINMOVER_RECORD_ITERATIONS", std::to_string(o_.recorded)},
+                {"TRAINMOVER_RECORD_RESERVE", std::to_string(reserve_bytes())},
                 {"TRAINMOVER_TRACE_COMPRESS", o_.compress ? "1" : "0"}});
   };
   const bool plain_first = round % 2 == 0;
@@ -342,6 +366,7 @@ void RecordBench::print(bool json) const {
         .add("rounds", o_.rounds)
         .add("compressed", o_.compress ? 1 : 0)
         .add("cpu_bind", o_.cpus_per_rank)
+        .add("record_reserve_bytes", static_cast<long long>(reserve_bytes()))
         .add("iter_time_s", after)
         .add("iter_time_recording_s", rec)
         .add("overhead_pct", overhead)
@@ -366,9 +391,9 @@ void RecordBench::print(bool json) const {
   }
   std::printf(
       "record: %d ranks, %s gradients, compute %d passes, %d recorded + %d more iterations, "
-      "median of %d rounds\n",
+      "%s reserve, median of %d rounds\n",
       o_.nranks, format_bytes(static_cast<double>(o_.bytes)).c_str(), o_.passes, o_.recorded,
-      o_.after, o_.rounds);
+      o_.after, format_bytes(static_cast<double>(reserve_bytes())).c_str(), o_.rounds);
   std::printf("  recorded iterations   %8.2f ms  (same iterations unrecorded %.2f ms: %+.1f%%)\n",
               rec * 1e3, plain_rec * 1e3, overhead);
   std::printf("  after recording       %8.2f ms  (job never recording %.2f ms: %+.1f%%)\n",

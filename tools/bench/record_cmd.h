@@ -4,7 +4,8 @@
 //
 // Per round (interleaved, medians reported): a job without recording, the
 // same job recording its first K iterations, with --control a second job
-// without recording, then one sandbox process replaying the trace. See trainmover-bench(1) for the keys printed.
+// without recording, then one sandbox process replaying the trace. See trainmover-bench(1) for the
+// keys printed.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,10 @@ struct RecordOptions {
   int rounds = 5;
   bool compress = false;
   bool control = false;  // also a second job that never records: the noise floor
+  // TRAINMOVER_RECORD_RESERVE of the recording job; 0: unset (the
+  // library's default); kAutoReserve: what its K iterations record.
+  uint64_t reserve = 0;
+  static constexpr uint64_t kAutoReserve = UINT64_MAX;
   int cpus_per_rank = 1;  // rank i on its own CPUs, as srun --cpu-bind=cores; 0: unbound
   bool json = false;
   double job_timeout_s = 300;

@@ -92,8 +92,9 @@ TEST(BenchRecord, HelpAndBadArguments) {
   EXPECT_NE(help.out.find("--record-iterations"), std::string::npos) << help.out;
   ToolRun top = bench("--help");
   EXPECT_NE(top.out.find("record"), std::string::npos) << top.out;
-  for (const char* args : {"record --nranks 0", "record --bytes 1G1", "record --frobnicate",
-                           "record --rounds", "record extra", "record --cpus-per-rank 0"}) {
+  for (const char* args :
+       {"record --nranks 0", "record --bytes 1G1", "record --frobnicate", "record --rounds",
+        "record extra", "record --cpus-per-rank 0", "record --reserve 0"}) {
     ToolRun run = bench(args);
     EXPECT_EQ(run.status, 2) << args << "\n" << run.all;
     EXPECT_NE(run.all.find("trainmover-bench record:"), std::string::npos) << run.all;
@@ -103,7 +104,7 @@ TEST(BenchRecord, HelpAndBadArguments) {
 TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
   ToolRun run = bench(
       "record --nranks 2 --bytes 64K --passes 2 --rounds 2 --after 2 --cpus-per-rank 2 --control "
-      "--json");
+      "--reserve auto --json");
   ASSERT_EQ(run.status, 0) << run.all;
   auto lines = json_lines(run.out);
   ASSERT_EQ(lines.size(), 1u) << run.out;
@@ -125,6 +126,7 @@ TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
   EXPECT_EQ(o.number("trace_files").value(), 1);
   EXPECT_EQ(o.number("replay_matches").value(), 1);
   EXPECT_EQ(o.number("cpu_bind").value(), 2);
+  EXPECT_EQ(o.number("record_reserve_bytes").value(), 2 * (65536 + 44));
 }
 
 }  // namespace
