@@ -297,8 +297,9 @@ Status RecordBench::run_round(int round) {
   TM_ASSIGN_OR_RETURN(PhaseLines rec, parse_lines(rec_job, "live"));
   if (plain.iteration_s.size() != total || rec.iteration_s.size() != total ||
       (control && control->iteration_s.size() != total)) {
-    return error(TM_ERROR_PROTOCOL, "a live job reported ", rec.iteration_s.size(), " and ",
-                 plain.iteration_s.size(), " iterations, expected ", total);
+    return error(TM_ERROR_PROTOCOL, "live jobs reported ", rec.iteration_s.size(), ", ",
+                 plain.iteration_s.size(), " and ", control ? control->iteration_s.size() : total,
+                 " iterations, expected ", total);
   }
   record::TraceDirectory dir(traces);
   TM_ASSIGN_OR_RETURN(auto trace, dir.load(record::Role{}));
@@ -316,18 +317,16 @@ Status RecordBench::run_round(int round) {
                  " iterations");
   for (size_t i = 0; i < k; ++i) replay_matches_ &= replay.crc[i] == rec.crc[i];
 
-  samples_["plain_recorded_window_s"].push_back(mean(plain.iteration_s, 0, k));
-  samples_["plain_after_window_s"].push_back(mean(plain.iteration_s, k, saving));
-  samples_["plain_settled_window_s"].push_back(mean(plain.iteration_s, saving, total));
-  samples_["iter_time_recording_s"].push_back(mean(rec.iteration_s, 0, k));
-  samples_["iter_time_s"].push_back(mean(rec.iteration_s, k, saving));
-  samples_["iter_time_settled_s"].push_back(mean(rec.iteration_s, saving, total));
+  // Each job's three windows: recorded, while saving, after the save.
+  auto add_windows = [&](const std::string& job, const PhaseLines& p) {
+    samples_[job + "_recorded_window_s"].push_back(mean(p.iteration_s, 0, k));
+    samples_[job + "_after_window_s"].push_back(mean(p.iteration_s, k, saving));
+    samples_[job + "_settled_window_s"].push_back(mean(p.iteration_s, saving, total));
+  };
+  add_windows("plain", plain);
+  add_windows("recording", rec);
+  if (control) add_windows("control", *control);
   samples_["save_wait_s"].push_back(rec.save_wait_s);
-  if (control) {
-    samples_["control_recorded_window_s"].push_back(mean(control->iteration_s, 0, k));
-    samples_["control_after_window_s"].push_back(mean(control->iteration_s, k, saving));
-    samples_["control_settled_window_s"].push_back(mean(control->iteration_s, saving, total));
-  }
   samples_["replay_iter_time_s"].push_back(mean(replay.iteration_s, 0, k));
   samples_["compute_time_s"].push_back(median(replay.compute_s));
   samples_["trace_bytes_per_role"].push_back(static_cast<double>(trace.file_bytes()));
@@ -337,10 +336,11 @@ Status RecordBench::run_round(int round) {
 
 void RecordBench::print(bool json) const {
   auto med = [&](const char* key) { return median(samples_.at(key)); };
-  double rec = med("iter_time_recording_s"), after = med("iter_time_s");
+  double rec = med("recording_recorded_window_s"), after = med("recording_after_window_s");
   double plain_rec = med("plain_recorded_window_s"), plain_after = med("plain_after_window_s");
   double replay = med("replay_iter_time_s"), compute = med("compute_time_s");
-  double settled = med("iter_time_settled_s"), plain_settled = med("plain_settled_window_s");
+  double settled = med("recording_settled_window_s");
+  double plain_settled = med("plain_settled_window_s");
   double overhead = (rec / plain_rec - 1) * 100, after_overhead = (after / plain_after - 1) * 100;
   double settled_overhead = (settled / plain_settled - 1) * 100;
   double replay_overhead = (replay / compute - 1) * 100;
