@@ -15,9 +15,8 @@
 #include "common/parse.h"
 #include "common/secret.h"
 #include "rendezvous/tcp_store_server.h"
+#include "child_env.h"
 #include "spawn.h"
-
-extern char** environ;
 
 namespace trainmover::launcher {
 namespace {
@@ -29,23 +28,6 @@ constexpr int kTickMs = 10;
 // After the last rank exits, how long its output pipe may stay open (a
 // grandchild may hold it) before we stop reading.
 constexpr double kDrainSeconds = 2.0;
-
-std::string env_name(const std::string& entry) { return entry.substr(0, entry.find('=')); }
-
-// Our environment, with `overrides` replacing same-named entries.
-std::vector<std::string> child_environment(
-    const std::vector<std::pair<std::string, std::string>>& overrides) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry(*e);
-    std::string name = env_name(entry);
-    bool replaced = std::any_of(overrides.begin(), overrides.end(),
-                                [&](const auto& o) { return o.first == name; });
-    if (!replaced) env.push_back(std::move(entry));
-  }
-  for (const auto& [name, value] : overrides) env.push_back(name + "=" + value);
-  return env;
-}
 
 struct Rank {
   RankResult result;
@@ -201,27 +183,6 @@ Status check_options(const LocalJobOptions& options) {
   return Status::Ok();
 }
 
-// The TRAINMOVER_* variables of one rank, then the caller's extras.
-std::vector<std::pair<std::string, std::string>> rank_variables(const LocalJobOptions& options,
-                                                                int rank, uint64_t job_id,
-                                                                const std::string& secret_hex,
-                                                                const std::string& store) {
-  std::vector<std::pair<std::string, std::string>> vars = {
-      {"TRAINMOVER_SLOT", std::to_string(rank)},
-      {"TRAINMOVER_NSLOTS", std::to_string(options.nprocs)},
-      {"TRAINMOVER_JOB_ID", std::to_string(job_id)},
-      {"TRAINMOVER_JOB_SECRET", secret_hex},
-      {"TRAINMOVER_STORE", store},
-  };
-  for (const auto& extra : options.extra_env) {
-    // An extra replaces a TRAINMOVER_* entry of the same name: with both in
-    // the environment, getenv() would find the first.
-    std::erase_if(vars, [&](const auto& v) { return v.first == extra.first; });
-    vars.push_back(extra);
-  }
-  return vars;
-}
-
 }  // namespace
 
 std::string RankResult::describe() const {
@@ -264,7 +225,8 @@ Result<LocalJobResult> run_local_job(const LocalJobOptions& options) {
   for (int i = 0; i < options.nprocs; ++i) {
     SpawnRequest request{
         path, options.argv,
-        child_environment(rank_variables(options, i, job_id, secret_hex, store->address())),
+        child_environment({i, options.nprocs, job_id, secret_hex, store->address()},
+                          options.extra_env),
         options.capture_stdout};
     auto child = spawn_child(request);
     if (!child.ok()) {

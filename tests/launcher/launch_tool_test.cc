@@ -78,6 +78,22 @@ TEST(TrainmoverLaunch, BadArgumentsExit2NamingTheArgument) {
   }
 }
 
+TEST(TrainmoverLaunch, EverythingFromProgramOnIsTheProgramsOwn) {
+  ToolRun run = launch("-n 1 echo --help -n 3 --frobnicate");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_EQ(run.output, "--help -n 3 --frobnicate\n");
+  ToolRun after_dashes = launch("--nprocs=1 --kill-grace 1 -- echo -t 5");
+  EXPECT_EQ(after_dashes.status, 0) << after_dashes.output;
+  EXPECT_EQ(after_dashes.output, "-t 5\n");
+}
+
+TEST(TrainmoverLaunch, AnOptionGivenTwiceIsAnError) {
+  ToolRun run = launch("-n 2 -n 3 true");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("'--nprocs' cannot be specified more than once"), std::string::npos)
+      << run.output;
+}
+
 TEST(TrainmoverLaunch, MissingProgramExits1) {
   ToolRun run = launch("-n 2 no-such-program-tm");
   EXPECT_EQ(run.status, 1);

@@ -50,8 +50,6 @@ ParsedAllreduce parse_allreduce_options(int argc, char** argv);
 
 std::vector<SizePlan> plan_sizes(const AllreduceOptions& options);
 
-void print_allreduce_help();
-
 // The plan on a worker's command line: "bytes:iters:warmup,...".
 std::string format_plan(const std::vector<SizePlan>& plans);
 Result<std::vector<SizePlan>> parse_plan(std::string_view text);

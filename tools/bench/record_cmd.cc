@@ -1,6 +1,5 @@
 #include "record_cmd.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -10,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "comm/config.h"
+#include "common/median.h"
 #include "common/parse.h"
 #include "job_runner.h"
 #include "json_line.h"
@@ -22,151 +23,79 @@
 namespace trainmover::bench {
 namespace {
 
-constexpr int kExitUsage = 2;
+constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
+constexpr double kMaxJobTimeoutS = 7 * 24 * 3600;
 
-void print_help() {
-  std::printf(
-      "Usage: trainmover-bench record [OPTIONS]\n"
-      "Measure recording collectives for standbys and replaying them in a sandbox, on a\n"
-      "data-parallel loop: compute step, allreduce of the gradients, update.\n\n"
-      "  -n, --nranks N          worker processes (default 2)\n"
-      "  -b, --bytes SIZE        gradient buffer allreduced per iteration (default 4M)\n"
-      "  -c, --compute-ms MS     compute step, calibrated on this machine (default 15)\n"
-      "  -p, --passes N          compute passes instead of calibrating\n"
-      "  -k, --record-iterations K  iterations recorded (default 2)\n"
-      "  -a, --after M           iterations measured after recording while the trace\n"
-      "                          is saved, then M more after the save (default 10)\n"
-      "  -w, --warmup W          unrecorded warm-up iterations first (default 12)\n"
-      "  -r, --rounds R          rounds; medians are reported (default 5)\n"
-      "  -z, --compress          zstd-compress the traces\n"
-      "      --reserve SIZE|auto TRAINMOVER_RECORD_RESERVE of the recording job (default:\n"
-      "                          the library's, 32M; auto: what its K iterations record)\n"
-      "      --control           also run a second job that never records and report\n"
-      "                          it against the first (noise_*_pct): the noise floor\n"
-      "      --cpus-per-rank C   bind rank i to the i-th C allowed CPUs, round robin,\n"
-      "                          as srun --cpu-bind=cores (default 1)\n"
-      "      --no-bind           leave ranks unbound\n"
-      "  -j, --json              one JSON object instead of the table\n"
-      "  -t, --job-timeout S     limit per job in seconds (default 300)\n"
-      "  -h, --help              this text\n");
-}
-
-Result<RecordOptions> parse_options(int argc, char** argv, bool& help) {
-  static const option kLong[] = {{"nranks", required_argument, nullptr, 'n'},
-                                 {"bytes", required_argument, nullptr, 'b'},
-                                 {"compute-ms", required_argument, nullptr, 'c'},
-                                 {"passes", required_argument, nullptr, 'p'},
-                                 {"record-iterations", required_argument, nullptr, 'k'},
-                                 {"after", required_argument, nullptr, 'a'},
-                                 {"warmup", required_argument, nullptr, 'w'},
-                                 {"rounds", required_argument, nullptr, 'r'},
-                                 {"compress", no_argument, nullptr, 'z'},
-                                 {"control", no_argument, nullptr, 'N'},
-                                 {"reserve", required_argument, nullptr, 'R'},
-                                 {"no-bind", no_argument, nullptr, 'U'},
-                                 {"cpus-per-rank", required_argument, nullptr, 'C'},
-                                 {"json", no_argument, nullptr, 'j'},
-                                 {"job-timeout", required_argument, nullptr, 't'},
-                                 {"help", no_argument, nullptr, 'h'},
-                                 {nullptr, 0, nullptr, 0}};
-  RecordOptions o;
-  optind = 1;
-  opterr = 0;
-  auto int_opt = [](const char* name, int64_t min, int64_t max) -> Result<int> {
-    auto v = parse_int(optarg, min, max);
-    if (!v.ok()) return v.status().with_context(name);
-    return static_cast<int>(v.value());
-  };
-  for (int c; (c = getopt_long(argc, argv, "n:b:c:p:k:a:w:r:zjt:h", kLong, nullptr)) != -1;) {
-    switch (c) {
-      case 'n': {
-        TM_ASSIGN_OR_RETURN(o.nranks, int_opt("--nranks", 1, 64));
-        break;
-      }
-      case 'b': {
-        auto v = parse_size(optarg);
-        if (!v.ok()) return v.status().with_context("--bytes");
-        if (v.value() < 4 || v.value() > (uint64_t{1} << 30))
-          return error(TM_ERROR_INVALID_ARGUMENT, "--bytes: must be between 4 and 1G");
-        o.bytes = v.value();
-        break;
-      }
-      case 'c': {
-        TM_ASSIGN_OR_RETURN(int ms, int_opt("--compute-ms", 1, 10000));
-        o.compute_s = ms / 1000.0;
-        break;
-      }
-      case 'p': {
-        TM_ASSIGN_OR_RETURN(o.passes, int_opt("--passes", 1, 1000000));
-        break;
-      }
-      case 'k': {
-        TM_ASSIGN_OR_RETURN(o.recorded, int_opt("--record-iterations", 1, 1000));
-        break;
-      }
-      case 'a': {
-        TM_ASSIGN_OR_RETURN(o.after, int_opt("--after", 1, 100000));
-        break;
-      }
-      case 'w': {
-        TM_ASSIGN_OR_RETURN(o.warmup, int_opt("--warmup", 0, 100000));
-        break;
-      }
-      case 'r': {
-        TM_ASSIGN_OR_RETURN(o.rounds, int_opt("--rounds", 1, 1000));
-        break;
-      }
-      case 'z':
-        o.compress = true;
-        break;
-      case 'N':
-        o.control = true;
-        break;
-      case 'R': {
-        if (std::string_view(optarg) == "auto") {
-          o.reserve = RecordOptions::kAutoReserve;
-          break;
-        }
-        auto v = parse_size(optarg);
-        if (!v.ok()) return v.status().with_context("--reserve");
-        if (v.value() == 0) return error(TM_ERROR_INVALID_ARGUMENT, "--reserve: must be positive");
-        o.reserve = v.value();
-        break;
-      }
-      case 'U':
-        o.cpus_per_rank = 0;
-        break;
-      case 'C': {
-        TM_ASSIGN_OR_RETURN(o.cpus_per_rank, int_opt("--cpus-per-rank", 1, 4096));
-        break;
-      }
-      case 'j':
-        o.json = true;
-        break;
-      case 't': {
-        auto v = parse_seconds(optarg);
-        if (!v.ok()) return v.status().with_context("--job-timeout");
-        o.job_timeout_s = v.value();
-        break;
-      }
-      case 'h':
-        help = true;
-        return o;
-      default:
-        return error(TM_ERROR_INVALID_ARGUMENT, "unknown or incomplete option '", argv[optind - 1],
-                     "'");
-    }
+Status parse_bytes(std::string_view text, uint64_t& out) {
+  TM_ASSIGN_OR_RETURN(uint64_t bytes, parse_size(text));
+  if (bytes == 0 || bytes % sizeof(float) != 0 || bytes > kMaxBytes) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "'", text,
+                 "' is not a positive multiple of 4 bytes (float32) up to 1G");
   }
-  if (optind < argc)
-    return error(TM_ERROR_INVALID_ARGUMENT, "unexpected argument '", argv[optind], "'");
-  return o;
+  out = bytes;
+  return Status::Ok();
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+Status parse_reserve(std::string_view text, uint64_t& out) {
+  if (text == "auto") {
+    out = RecordOptions::kAutoReserve;
+    return Status::Ok();
+  }
+  TM_ASSIGN_OR_RETURN(uint64_t bytes, parse_size(text));
+  if (bytes == 0) return error(TM_ERROR_INVALID_ARGUMENT, "'", text, "' is not positive");
+  out = bytes;
+  return Status::Ok();
+}
+
+Status parse_compute_ms(std::string_view text, double& out) {
+  TM_ASSIGN_OR_RETURN(int64_t ms, parse_int(text, 1, 10000));
+  out = static_cast<double>(ms) / 1000.0;
+  return Status::Ok();
+}
+
+// The one description of the options: it parses them into `o` (and
+// --no-bind into `no_bind`) and prints --help. The recording job's
+// TRAINMOVER_RECORD_* and TRAINMOVER_TRACE_COMPRESS come from the options,
+// so a value of the caller's environment is their default, not overridden.
+cli::CommandLine record_command_line(RecordOptions& o, bool& no_bind) {
+  cli::CommandLine command_line(
+      "trainmover-bench record", "trainmover-bench record [OPTIONS]",
+      "Measure recording collectives for standbys and replaying them in a sandbox, on a\n"
+      "data-parallel loop: compute step, allreduce of the gradients, update.\n");
+  command_line.integer("nranks,n", "N", 1, 64, o.nranks, "worker processes (default 2)")
+      .custom(
+          "bytes,b", "SIZE", [&o](std::string_view t) { return parse_bytes(t, o.bytes); },
+          "gradient buffer allreduced per iteration, a multiple of 4 (default 4M)")
+      .custom(
+          "compute-ms,c", "MS", [&o](std::string_view t) { return parse_compute_ms(t, o.compute_s); },
+          "compute step, calibrated on this machine (default 15)")
+      .integer("passes,p", "N", 1, 1000000, o.passes, "compute passes instead of calibrating")
+      .integer("record-iterations,k", "K", 1, 1000, o.recorded, "iterations recorded (default 2)")
+      .from_env("TRAINMOVER_RECORD_ITERATIONS")
+      .integer("after,a", "M", 1, 100000, o.after,
+               "iterations measured after recording while the trace is saved, then M more "
+               "after the save (default 10)")
+      .integer("warmup,w", "W", 0, 100000, o.warmup,
+               "unrecorded warm-up iterations first (default 12)")
+      .integer("rounds,r", "R", 1, 1000, o.rounds, "rounds; medians are reported (default 5)")
+      .flag("compress,z", o.compress, "zstd-compress the traces")
+      .from_env("TRAINMOVER_TRACE_COMPRESS")
+      .custom(
+          "reserve", "SIZE|auto", [&o](std::string_view t) { return parse_reserve(t, o.reserve); },
+          "TRAINMOVER_RECORD_RESERVE of the recording job (default: the library's, 32M; "
+          "auto: what its K iterations record)")
+      .from_env("TRAINMOVER_RECORD_RESERVE")
+      .flag("control", o.control,
+            "also run a second job that never records and report it against the first "
+            "(noise_*_pct): the noise floor")
+      .integer("cpus-per-rank", "C", 1, 4096, o.cpus_per_rank,
+               "bind rank i to the i-th C allowed CPUs, round robin, as srun "
+               "--cpu-bind=cores (default 1)")
+      .flag("no-bind", no_bind, "leave ranks unbound")
+      .flag("json,j", o.json, "one JSON object instead of the table")
+      .duration("job-timeout,t", "SEC", 1e-3, kMaxJobTimeoutS, o.job_timeout_s,
+                "limit per job (default 300)");
+  return command_line;
 }
 
 double mean(const std::vector<double>& v, size_t from, size_t to) {
@@ -426,18 +355,10 @@ Result<std::string> scratch_dir() {
 }  // namespace
 
 int record_main(int argc, char** argv) {
-  bool help = false;
-  auto parsed = parse_options(argc, argv, help);
-  if (help) {
-    print_help();
-    return 0;
-  }
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "trainmover-bench record: %s\nTry 'trainmover-bench record --help'.\n",
-                 parsed.status().message().c_str());
-    return kExitUsage;
-  }
-  RecordOptions o = parsed.value();
+  RecordOptions o;
+  bool no_bind = false;
+  if (auto exit_code = record_command_line(o, no_bind).parse(argc, argv)) return *exit_code;
+  if (no_bind) o.cpus_per_rank = 0;
   if (o.passes == 0) o.passes = calibrate_passes(o.bytes / sizeof(float), o.compute_s);
   auto self = self_executable();
   auto dir = scratch_dir();

@@ -1,6 +1,5 @@
 #include "record_worker.h"
 
-#include <getopt.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "common/clock.h"
 #include "common/parse.h"
 #include "json_line.h"
@@ -153,46 +153,45 @@ Status run_replay(const WorkerArgs& a) {
   return Status::Ok();
 }
 
-Result<WorkerArgs> parse_args(int argc, char** argv) {
-  static const option kLong[] = {
-      {"phase", required_argument, nullptr, 'P'},    {"count", required_argument, nullptr, 'c'},
-      {"passes", required_argument, nullptr, 'p'},   {"warmup", required_argument, nullptr, 'w'},
-      {"recorded", required_argument, nullptr, 'k'}, {"after", required_argument, nullptr, 'a'},
-      {"bind", required_argument, nullptr, 'B'},     {nullptr, 0, nullptr, 0}};
-  WorkerArgs a;
-  optind = 1;
-  opterr = 0;
-  for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
-    if (c == 'P') {
-      a.phase = optarg;
-      continue;
-    }
-    if (c == '?') return error(TM_ERROR_INVALID_ARGUMENT, "bad option ", argv[optind - 1]);
-    TM_ASSIGN_OR_RETURN(int64_t v, parse_int(optarg, 0, int64_t{1} << 40));
-    if (c == 'c') a.count = static_cast<size_t>(v);
-    if (c == 'p') a.passes = static_cast<int>(v);
-    if (c == 'w') a.warmup = static_cast<int>(v);
-    if (c == 'k') a.recorded = static_cast<int>(v);
-    if (c == 'a') a.after = static_cast<int>(v);
-    if (c == 'B') a.cpus = static_cast<int>(v);
-  }
-  if (a.phase != "live" && a.phase != "replay")
-    return error(TM_ERROR_INVALID_ARGUMENT, "--phase must be live or replay");
-  return a;
+// The hidden mode's options, as `trainmover-bench record` passes them.
+cli::CommandLine worker_command_line(WorkerArgs& a, int64_t& count) {
+  constexpr int64_t kMax = int64_t{1} << 40;
+  cli::CommandLine command_line("trainmover-bench record-worker",
+                                "trainmover-bench record-worker --phase live|replay [OPTIONS]",
+                                "One process of a `trainmover-bench record` job.\n");
+  command_line
+      .custom(
+          "phase", "PHASE",
+          [&a](std::string_view text) -> Status {
+            if (text != "live" && text != "replay")
+              return error(TM_ERROR_INVALID_ARGUMENT, "'", text, "' is neither live nor replay");
+            a.phase = std::string(text);
+            return Status::Ok();
+          },
+          "live or replay")
+      .required()
+      .integer("count", "N", 1, kMax, count, "floats in the gradient buffer")
+      .required()
+      .integer("passes", "N", 0, kMax, a.passes, "compute passes")
+      .integer("warmup", "W", 0, kMax, a.warmup, "unrecorded iterations first")
+      .integer("recorded", "K", 0, kMax, a.recorded, "iterations recorded")
+      .integer("after", "M", 0, kMax, a.after, "iterations after the recorded ones")
+      .integer("bind", "C", 0, 4096, a.cpus, "CPUs per rank; 0: unbound");
+  return command_line;
 }
 
 }  // namespace
 
 int record_worker_main(int argc, char** argv) {
-  auto args = parse_args(argc, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "trainmover-bench record-worker: %s\n", args.status().message().c_str());
-    return 2;
-  }
-  Status st = args->phase == "live" ? run_live(args.value()) : run_replay(args.value());
+  WorkerArgs args;
+  int64_t count = 0;
+  cli::CommandLine command_line = worker_command_line(args, count);
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  args.count = static_cast<size_t>(count);
+  Status st = args.phase == "live" ? run_live(args) : run_replay(args);
   std::fflush(stdout);
   if (!st.ok()) {
-    std::fprintf(stderr, "trainmover-bench record-worker (%s): %s\n", args->phase.c_str(),
+    std::fprintf(stderr, "trainmover-bench record-worker (%s): %s\n", args.phase.c_str(),
                  st.message().c_str());
     return 1;
   }

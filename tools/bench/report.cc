@@ -5,17 +5,11 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/median.h"
 #include "json_line.h"
 
 namespace trainmover::bench {
 namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t mid = values.size() / 2;
-  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
 
 std::string ratio_key(const std::string& impl) {
   return impl == kImplGloo ? "vs_gloo" : "vs_openmpi_tcp";

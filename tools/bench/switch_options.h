@@ -7,7 +7,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/parse.h"
 #include "common/status.h"
 
 namespace trainmover::bench {
@@ -26,14 +25,6 @@ const char* impl_name(SwitchImpl impl);
 // The inverses of mode_name and impl_name; false for any other name.
 bool parse_mode_name(std::string_view name, SwitchMode& mode);
 bool parse_impl_name(std::string_view name, SwitchImpl& impl);
-
-// An integer option value within [min, max], stored into `out`.
-template <typename T>
-Status parse_int_option(std::string_view text, int64_t min, int64_t max, T& out) {
-  TM_ASSIGN_OR_RETURN(int64_t value, parse_int(text, min, max));
-  out = static_cast<T>(value);
-  return Status::Ok();
-}
 
 struct SwitchOptions {
   std::vector<int> nranks = {4, 8, 16, 32, 64};
@@ -59,7 +50,5 @@ struct ParsedSwitch {
 // Parses argv after the subcommand name (argv[0] is "switch"). Errors are
 // printed on stderr, naming the argument; they give exit_code 2.
 ParsedSwitch parse_switch_options(int argc, char** argv);
-
-void print_switch_help();
 
 }  // namespace trainmover::bench

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/median.h"
 #include "json_line.h"
 
 namespace trainmover::bench {
@@ -19,14 +20,6 @@ constexpr const char* kExtraKeys[] = {"switchover_all_s", "switch_local_s",  "sw
 constexpr double kFlatnessGoal = 1.2;    // delta switchover_s, largest N over smallest
 constexpr double kSpeedupGoal = 10;      // rebuild over delta switchover_s, at the largest N
 constexpr double kDetectionGoalS = 1.0;  // unexpected detection_s, every N
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  if (values.size() % 2 == 1) return *mid;
-  return (*mid + *std::max_element(values.begin(), mid)) / 2;
-}
 
 void print_ms(double seconds) {
   if (std::isnan(seconds)) {
@@ -54,7 +47,7 @@ double SwitchReport::median(SwitchMode mode, SwitchImpl impl, int nranks,
       if (auto v = m.find(key); v != m.end()) values.push_back(v->second);
     }
   }
-  return median_of(values);
+  return trainmover::median(std::move(values));
 }
 
 void SwitchReport::print_json() const {

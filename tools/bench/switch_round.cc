@@ -15,11 +15,10 @@
 #include "common/parse.h"
 #include "common/secret.h"
 #include "job_runner.h"
+#include "launcher/child_env.h"
 #include "launcher/spawn.h"
 #include "rendezvous/tcp_store.h"
 #include "rendezvous/tcp_store_server.h"
-
-extern char** environ;
 
 namespace trainmover::bench {
 namespace {
@@ -31,20 +30,6 @@ constexpr int64_t kGoLeadNs = 50'000'000;
 constexpr auto kLoopBeforeKill = std::chrono::milliseconds(200);
 // Waits on the store in slices this long, looking at the workers between.
 constexpr double kWaitSliceS = 0.1;
-
-// Our environment with the round's TRAINMOVER_* values in place.
-std::vector<std::string> worker_environment(
-    const std::vector<std::pair<std::string, std::string>>& vars) {
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    std::string_view name = entry.substr(0, entry.find('='));
-    if (std::none_of(vars.begin(), vars.end(), [&](const auto& v) { return v.first == name; }))
-      env.emplace_back(entry);
-  }
-  for (const auto& [name, value] : vars) env.push_back(name + "=" + value);
-  return env;
-}
 
 // The worker processes of a round and the store they meet at. Waits watch
 // the workers: one that exits with an error ends the wait with that error
@@ -110,13 +95,8 @@ Status RoundProcesses::spawn(int who, const std::string& program, const JobSecre
   request.path = program;
   request.argv = worker_argv(standby);
   // The standby's slot is the victim's: its rebuild creates that slot.
-  request.env = worker_environment({
-      {"TRAINMOVER_SLOT", std::to_string(standby ? plan_.victim : who)},
-      {"TRAINMOVER_NSLOTS", std::to_string(plan_.nranks)},
-      {"TRAINMOVER_JOB_ID", std::to_string(job_id)},
-      {"TRAINMOVER_JOB_SECRET", secret.to_hex()},
-      {"TRAINMOVER_STORE", server_->address()},
-  });
+  request.env = launcher::child_environment(
+      {standby ? plan_.victim : who, plan_.nranks, job_id, secret.to_hex(), server_->address()});
   TM_ASSIGN_OR_RETURN(launcher::SpawnedChild child, launcher::spawn_child(request));
   workers_[static_cast<size_t>(who)] = {child.pid, true, false};
   return Status::Ok();

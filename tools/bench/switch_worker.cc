@@ -1,12 +1,12 @@
 #include "switch_worker.h"
 
-#include <getopt.h>
 
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "comm/communicator.h"
 #include "comm/config.h"
 #include "comm/view_record.h"
@@ -19,7 +19,6 @@
 namespace trainmover::bench {
 namespace {
 
-constexpr int kExitUsage = 2;
 constexpr int kExitFailed = 1;
 
 struct WorkerArgs {
@@ -307,57 +306,30 @@ Status SwitchWorker::run_standby() {
   return finish();
 }
 
-Status apply_worker_option(int c, const char* value, WorkerArgs& a) {
-  std::string_view v = value != nullptr ? value : "";
-  switch (c) {
-    case 'm':
-      return parse_mode_name(v, a.mode) ? Status::Ok()
-                                        : error(TM_ERROR_INVALID_ARGUMENT, "bad mode");
-    case 'I':
-      return parse_impl_name(v, a.impl) ? Status::Ok()
-                                        : error(TM_ERROR_INVALID_ARGUMENT, "bad impl");
-    case 'v':
-      return parse_int_option(v, 0, 4095, a.victim);
-    case 'b':
-      return parse_int_option(v, 4, int64_t{64} << 20, a.bytes);
-    case 'w':
-      return parse_int_option(v, 0, 1000, a.warmup);
-    case 'T': {
-      TM_ASSIGN_OR_RETURN(a.timeout_s, parse_seconds(v));
-      return Status::Ok();
-    }
-    case 's':
-      a.standby = true;
-      return Status::Ok();
-    case 't':
-      a.trace = true;
-      return Status::Ok();
-  }
-  return error(TM_ERROR_INVALID_ARGUMENT, "unknown option");
+// A name that `lookup` (parse_mode_name, parse_impl_name) knows.
+template <typename T>
+cli::CommandLine::Parser name_parser(bool (*lookup)(std::string_view, T&), T& out) {
+  return [lookup, &out](std::string_view text) -> Status {
+    if (!lookup(text, out)) return error(TM_ERROR_INVALID_ARGUMENT, "unknown name '", text, "'");
+    return Status::Ok();
+  };
 }
 
-Result<WorkerArgs> parse_worker_args(int argc, char** argv) {
-  static const option kLong[] = {{"mode", required_argument, nullptr, 'm'},
-                                 {"impl", required_argument, nullptr, 'I'},
-                                 {"victim", required_argument, nullptr, 'v'},
-                                 {"bytes", required_argument, nullptr, 'b'},
-                                 {"warmup", required_argument, nullptr, 'w'},
-                                 {"timeout", required_argument, nullptr, 'T'},
-                                 {"standby", no_argument, nullptr, 's'},
-                                 {"trace", no_argument, nullptr, 't'},
-                                 {nullptr, 0, nullptr, 0}};
-  WorkerArgs args;
-  optind = 1;
-  opterr = 0;
-  for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
-    if (c == '?' || c == ':')
-      return error(TM_ERROR_INVALID_ARGUMENT, "bad option ", argv[optind - 1]);
-    TM_RETURN_IF_ERROR(
-        apply_worker_option(c, optarg, args).with_context(str_cat("option ", argv[optind - 1])));
-  }
-  if (args.victim < 0 || args.bytes % sizeof(float) != 0 || !(args.timeout_s > 0))
-    return error(TM_ERROR_INVALID_ARGUMENT, "needs --victim, --bytes (multiple of 4), --timeout");
-  return args;
+// The hidden mode's options, as `trainmover-bench switch` passes them.
+cli::CommandLine worker_command_line(WorkerArgs& a) {
+  cli::CommandLine command_line("trainmover-bench switch-worker",
+                                "trainmover-bench switch-worker --victim SLOT [OPTIONS]",
+                                "One process of a `trainmover-bench switch` round.\n");
+  command_line.custom("mode", "MODE", name_parser(parse_mode_name, a.mode), "planned, unexpected")
+      .custom("impl", "IMPL", name_parser(parse_impl_name, a.impl), "delta, rebuild")
+      .integer("victim", "SLOT", 0, 4095, a.victim, "the slot replaced")
+      .required()
+      .size("bytes", "B", 4, uint64_t{64} << 20, a.bytes, "size of each allreduce")
+      .integer("warmup", "W", 0, 1000, a.warmup, "allreduces before the switch")
+      .duration("timeout", "SEC", 1e-3, 24 * 3600, a.timeout_s, "limit of every wait")
+      .flag("standby", a.standby, "this process is the standby")
+      .flag("trace", a.trace, "also measure the run-queue wait");
+  return command_line;
 }
 
 Result<std::unique_ptr<SwitchWorker>> connect_worker(const WorkerArgs& args) {
@@ -375,12 +347,12 @@ Result<std::unique_ptr<SwitchWorker>> connect_worker(const WorkerArgs& args) {
 }  // namespace
 
 int switch_worker_main(int argc, char** argv) {
-  auto args = parse_worker_args(argc, argv);
-  if (!args.ok()) {
-    std::fprintf(stderr, "trainmover-bench switch-worker: %s\n", args.status().message().c_str());
-    return kExitUsage;
-  }
-  auto worker = connect_worker(args.value());
+  WorkerArgs args;
+  cli::CommandLine command_line = worker_command_line(args);
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  if (args.bytes % sizeof(float) != 0)
+    return command_line.usage_error(str_cat("--bytes: ", args.bytes, " is not a multiple of 4"));
+  auto worker = connect_worker(args);
   if (!worker.ok()) {
     std::fprintf(stderr, "trainmover-bench switch-worker: %s\n", worker.status().message().c_str());
     return kExitFailed;

@@ -1,16 +1,14 @@
 #include "worker.h"
 
-#include <getopt.h>
-
 #include <cstdio>
 #include <string>
 
+#include "cli/command_line.h"
 #include "json_line.h"
 
 namespace trainmover::bench {
 namespace {
 
-constexpr int kExitUsage = 2;
 constexpr int kExitFailed = 1;
 
 Result<Timings> run_impl(const std::string& impl, const std::vector<SizePlan>& plan) {
@@ -35,37 +33,30 @@ Status check_sum(const float* data, size_t count, int nranks) {
 }
 
 int worker_main(int argc, char** argv) {
-  static const option kLong[] = {{"impl", required_argument, nullptr, 'I'},
-                                 {"plan", required_argument, nullptr, 'p'},
-                                 {nullptr, 0, nullptr, 0}};
   std::string impl;
-  std::string plan_text;
-  optind = 1;
-  opterr = 0;
-  for (int c; (c = getopt_long(argc, argv, "", kLong, nullptr)) != -1;) {
-    if (c == 'I') {
-      impl = optarg;
-    } else if (c == 'p') {
-      plan_text = optarg;
-    } else {
-      std::fprintf(stderr, "trainmover-bench worker: bad option %s\n", argv[optind - 1]);
-      return kExitUsage;
-    }
-  }
-  auto plan = parse_plan(plan_text);
-  if (impl.empty() || !plan.ok()) {
-    std::fprintf(stderr, "trainmover-bench worker: needs --impl and a valid --plan (%s)\n",
-                 plan.ok() ? "" : plan.status().message().c_str());
-    return kExitUsage;
-  }
-  auto timings = run_impl(impl, plan.value());
+  std::vector<SizePlan> plan;
+  cli::CommandLine command_line("trainmover-bench worker",
+                                "trainmover-bench worker --impl IMPL --plan PLAN",
+                                "One rank of a `trainmover-bench allreduce` job.\n");
+  command_line.text("impl", "IMPL", impl, "the implementation measured")
+      .required()
+      .custom(
+          "plan", "PLAN",
+          [&plan](std::string_view text) -> Status {
+            TM_ASSIGN_OR_RETURN(plan, parse_plan(text));
+            return Status::Ok();
+          },
+          "bytes:iters:warmup,... per size")
+      .required();
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  auto timings = run_impl(impl, plan);
   if (!timings.ok()) {
     std::fprintf(stderr, "trainmover-bench worker (%s): %s\n", impl.c_str(),
                  timings.status().message().c_str());
     return kExitFailed;
   }
-  for (size_t i = 0; i < plan->size(); ++i) {
-    const SizePlan& p = plan.value()[i];
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const SizePlan& p = plan[i];
     std::printf("%s\n", JsonLine()
                             .add("bytes", static_cast<unsigned long long>(p.bytes))
                             .add("iters", p.iters)

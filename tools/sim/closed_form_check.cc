@@ -17,7 +17,9 @@ std::string Fixed(double value, int decimals, int width) {
 
 }  // namespace
 
-std::vector<ClosedFormCheckRow> CheckClosedForm(const ProjectionConfig& config) {
+trainmover::Result<std::vector<ClosedFormCheckRow>> CheckClosedForm(
+    const ProjectionConfig& config) {
+  TM_RETURN_IF_ERROR(CheckRunSize(config));
   std::vector<ClosedFormCheckRow> rows;
   for (double gpus : config.gpus) {
     ScenarioConfig scenario;
@@ -25,8 +27,9 @@ std::vector<ClosedFormCheckRow> CheckClosedForm(const ProjectionConfig& config) 
     scenario.weeks = config.weeks;
     scenario.mttf_s = JobMttfHours(config.mttf, gpus) * 3600.0;
     scenario.infra_s = config.infra_s;
-    const PolicyModel model =
-        ResolvePolicy(PolicyKind::kCheckpointRestart, gpus, scenario.mttf_s, config.params);
+    TM_ASSIGN_OR_RETURN(
+        const PolicyModel model,
+        ResolvePolicy(PolicyKind::kCheckpointRestart, gpus, scenario.mttf_s, config.params));
     ClosedFormCheckRow row;
     row.gpus = gpus;
     row.mttf_s = scenario.mttf_s;

@@ -23,7 +23,9 @@ struct ClosedFormCheckRow {
 
 // Runs checkpoint-restart at every scale of `config` with unexpected failures
 // only: maintenance, rebalancing and stragglers are switched off here.
-std::vector<ClosedFormCheckRow> CheckClosedForm(const ProjectionConfig& config);
+// Fails as CheckRunSize does.
+trainmover::Result<std::vector<ClosedFormCheckRow>> CheckClosedForm(
+    const ProjectionConfig& config);
 
 void WriteClosedFormCheck(std::ostream& out, std::span<const ClosedFormCheckRow> rows);
 

@@ -1,5 +1,6 @@
 // trainmover-sim: projects ETTR and wasted GPU-hours at scales no test
 // machine has. See man trainmover-sim and docs/simulator.md.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -14,57 +15,58 @@
 
 namespace {
 
-void LoadMeasured(tmsim::CliOptions& options) {
-  if (options.measured_path.empty()) return;
+using trainmover::Status;
+
+constexpr int kExitFailed = 1;
+
+Status LoadMeasured(tmsim::CliOptions& options) {
+  if (options.measured_path.empty()) return Status::Ok();
   tmsim::PolicyParams& params = options.projection.params;
-  params.measured = tmsim::ReadMeasuredDowntimesFile(options.measured_path,
-                                                     params.trainmover_planned.per_doubling_s,
-                                                     params.trainmover_unexpected.per_doubling_s);
+  TM_ASSIGN_OR_RETURN(params.measured,
+                      tmsim::ReadMeasuredDowntimesFile(options.measured_path,
+                                                       params.trainmover_planned.per_doubling_s,
+                                                       params.trainmover_unexpected.per_doubling_s));
+  return Status::Ok();
 }
 
-void WritePlot(const tmsim::CliOptions& options, const std::vector<tmsim::ProjectionRow>& rows) {
+Status WritePlot(const tmsim::CliOptions& options, const std::vector<tmsim::ProjectionRow>& rows) {
   std::ofstream out(options.plot_path);
-  if (!out) throw std::runtime_error("cannot write plot file '" + options.plot_path + "'");
+  if (!out)
+    return trainmover::error(TM_ERROR_SYSTEM, "cannot write plot file '", options.plot_path, "'");
   tmsim::WriteWastePlot(out, rows, "Wasted GPU-hours per week by recovery policy");
-  if (!out.flush()) throw std::runtime_error("error writing plot file '" + options.plot_path + "'");
+  if (!out.flush())
+    return trainmover::error(TM_ERROR_SYSTEM, "error writing plot file '", options.plot_path, "'");
+  return Status::Ok();
 }
 
-int Run(tmsim::CliOptions& options) {
-  LoadMeasured(options);
+Status Run(tmsim::CliOptions& options) {
+  TM_RETURN_IF_ERROR(LoadMeasured(options));
   if (options.closed_form) {
-    tmsim::WriteClosedFormCheck(std::cout, tmsim::CheckClosedForm(options.projection));
-    return 0;
+    TM_ASSIGN_OR_RETURN(auto rows, tmsim::CheckClosedForm(options.projection));
+    tmsim::WriteClosedFormCheck(std::cout, rows);
+    return Status::Ok();
   }
-  if (options.models) {
-    tmsim::WriteModels(std::cout, options.projection);
-    return 0;
-  }
-  const std::vector<tmsim::ProjectionRow> rows = tmsim::Project(options.projection);
+  if (options.models) return tmsim::WriteModels(std::cout, options.projection);
+  TM_ASSIGN_OR_RETURN(const std::vector<tmsim::ProjectionRow> rows,
+                      tmsim::Project(options.projection));
   if (options.json) {
     tmsim::WriteJsonLines(std::cout, rows, options.projection.weeks);
   } else {
     tmsim::WriteTable(std::cout, rows, options.projection.weeks);
   }
-  if (!options.plot_path.empty()) WritePlot(options, rows);
-  return 0;
+  if (!options.plot_path.empty()) return WritePlot(options, rows);
+  return Status::Ok();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    tmsim::CliOptions options =
-        tmsim::ParseOptions(std::vector<std::string>(argv + 1, argv + argc));
-    if (options.help) {
-      std::cout << tmsim::HelpText();
-      return 0;
-    }
-    return Run(options);
-  } catch (const tmsim::UsageError& error) {
-    std::cerr << "trainmover-sim: " << error.what() << "\nTry 'trainmover-sim --help'.\n";
-    return 2;
-  } catch (const std::exception& error) {
-    std::cerr << "trainmover-sim: " << error.what() << '\n';
-    return 1;
+  tmsim::CliOptions options;
+  if (auto exit_code = tmsim::ParseOptions(argc, argv, options)) return *exit_code;
+  Status status = Run(options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "trainmover-sim: %s\n", status.message().c_str());
+    return kExitFailed;
   }
+  return 0;
 }

@@ -6,6 +6,7 @@
 #include <istream>
 #include <string>
 
+#include "common/status.h"
 #include "log_scaling.h"
 
 namespace tmsim {
@@ -22,12 +23,13 @@ struct MeasuredDowntimes {
 //  - the anchor is the largest nranks measured;
 //  - with two or more nranks, the growth per doubling is taken from the two
 //    largest (never below zero); with one, `fallback_growth` is used.
-// Throws std::runtime_error, naming the line, on malformed input or when a
-// mode has no delta rows.
-MeasuredDowntimes ReadMeasuredDowntimes(std::istream& in, double planned_fallback_growth,
-                                        double unexpected_fallback_growth);
+// Fails, naming the line, on malformed input or when a mode has no delta rows.
+trainmover::Result<MeasuredDowntimes> ReadMeasuredDowntimes(std::istream& in,
+                                                            double planned_fallback_growth,
+                                                            double unexpected_fallback_growth);
 
-MeasuredDowntimes ReadMeasuredDowntimesFile(const std::string& path, double planned_fallback_growth,
-                                            double unexpected_fallback_growth);
+// As above, for a file; fails naming it, also when it cannot be opened.
+trainmover::Result<MeasuredDowntimes> ReadMeasuredDowntimesFile(
+    const std::string& path, double planned_fallback_growth, double unexpected_fallback_growth);
 
 }  // namespace tmsim

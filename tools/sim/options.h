@@ -1,9 +1,10 @@
-// Command-line options of trainmover-sim.
+// Command-line options of trainmover-sim, read by the shared option helper
+// (lib/cli). Every number has a range in which the model means something and
+// a run stays short; see trainmover-sim(1).
 #pragma once
 
-#include <stdexcept>
+#include <optional>
 #include <string>
-#include <vector>
 
 #include "projection.h"
 
@@ -12,22 +13,18 @@ namespace tmsim {
 struct CliOptions {
   ProjectionConfig projection;
   bool json = false;
-  bool help = false;
   bool closed_form = false;   // print the closed-form check instead
   bool models = false;        // print the resolved downtime models instead
   std::string plot_path;      // empty: no plot
   std::string measured_path;  // empty: no `measured` policy
 };
 
-// Thrown for bad arguments; what() names the option and the problem.
-class UsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+// Parses argv[1..argc) into `options`. nullopt: run; otherwise the exit
+// status, the help or the error (naming the option) already printed: 0
+// after --help, 2 for a bad command line.
+std::optional<int> ParseOptions(int argc, const char* const* argv, CliOptions& options);
 
-// Parses argv[1..]. Options take "--name value" or "--name=value".
-CliOptions ParseOptions(const std::vector<std::string>& args);
-
+// What --help prints.
 std::string HelpText();
 
 }  // namespace tmsim

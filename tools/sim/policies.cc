@@ -86,9 +86,10 @@ PolicyModel Trainmover(double gpus, int standbys, const PolicyParams& params) {
   return model;
 }
 
-PolicyModel Measured(double gpus, const PolicyParams& params) {
+trainmover::Result<PolicyModel> Measured(double gpus, const PolicyParams& params) {
   if (!params.measured) {
-    throw std::invalid_argument("policy 'measured' needs --measured FILE");
+    return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                             "policy 'measured' needs --measured FILE");
   }
   PolicyModel model = Trainmover(gpus, params.standbys, params);
   model.kind = PolicyKind::kMeasured;
@@ -141,7 +142,8 @@ double RestartModel::RestartSeconds(double gpus) const {
 
 double YoungInterval(double save_s, double mttf_s) { return std::sqrt(2.0 * save_s * mttf_s); }
 
-PolicyModel ResolvePolicy(PolicyKind kind, double gpus, double mttf_s, const PolicyParams& params) {
+trainmover::Result<PolicyModel> ResolvePolicy(PolicyKind kind, double gpus, double mttf_s,
+                                              const PolicyParams& params) {
   PolicyModel model;
   switch (kind) {
     case PolicyKind::kCheckpointRestart:
@@ -162,9 +164,10 @@ PolicyModel ResolvePolicy(PolicyKind kind, double gpus, double mttf_s, const Pol
     case PolicyKind::kTrainmoverNoStandby:
       model = Trainmover(gpus, 0, params);
       break;
-    case PolicyKind::kMeasured:
-      model = Measured(gpus, params);
+    case PolicyKind::kMeasured: {
+      TM_ASSIGN_OR_RETURN(model, Measured(gpus, params));
       break;
+    }
   }
   model.kind = kind;
   return model;

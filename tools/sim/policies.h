@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/status.h"
 #include "log_scaling.h"
 #include "measured.h"
 
@@ -99,7 +100,8 @@ struct PolicyModel {
 double YoungInterval(double save_s, double mttf_s);
 
 // Resolves a policy at G GPUs, given the job MTTF at that scale (needed for
-// Young's formula). Throws std::invalid_argument for `measured` without data.
-PolicyModel ResolvePolicy(PolicyKind kind, double gpus, double mttf_s, const PolicyParams& params);
+// Young's formula). Fails for `measured` without measured data.
+trainmover::Result<PolicyModel> ResolvePolicy(PolicyKind kind, double gpus, double mttf_s,
+                                              const PolicyParams& params);
 
 }  // namespace tmsim

@@ -1,9 +1,14 @@
 #include "projection.h"
 
+#include <cmath>
+
 namespace tmsim {
 namespace {
 
+using trainmover::Status;
+
 constexpr double kHoursPerWeek = 168.0;
+constexpr double kSecondsPerWeek = kHoursPerWeek * 3600;
 
 ScenarioConfig ScenarioAt(const ProjectionConfig& config, double gpus) {
   ScenarioConfig scenario;
@@ -17,18 +22,52 @@ ScenarioConfig ScenarioAt(const ProjectionConfig& config, double gpus) {
   return scenario;
 }
 
+// Events one replication of `policy` at `scenario` is expected to handle:
+// failures, maintenance, rebalancing, stragglers (appearance and removal)
+// and, with checkpoints, the ends of the compute and save phases.
+double ExpectedEvents(const ScenarioConfig& scenario, const PolicyModel& policy) {
+  const double period_s = scenario.weeks * kSecondsPerWeek;
+  double rate = (1 + scenario.planned_per_unexpected) / scenario.mttf_s;
+  if (scenario.rebalance_every_s > 0) rate += 1 / scenario.rebalance_every_s;
+  rate += 2 * scenario.stragglers.per_day_at_16k * scenario.gpus / 16384 / 86400;
+  if (policy.UsesCheckpoints()) rate += 2 / policy.checkpoint_interval_s;
+  return period_s * rate;
+}
+
 }  // namespace
 
 double WastedGpuHoursPerWeek(double gpus, double ettr, int standby_gpus) {
   return (gpus * (1.0 - ettr) + standby_gpus) * kHoursPerWeek;
 }
 
-std::vector<ProjectionRow> Project(const ProjectionConfig& config) {
+Status CheckRunSize(const ProjectionConfig& config) {
+  double events = 0;
+  for (double gpus : config.gpus) {
+    const ScenarioConfig scenario = ScenarioAt(config, gpus);
+    for (PolicyKind kind : config.policies) {
+      // A policy that cannot be resolved is reported when the run starts.
+      auto policy = ResolvePolicy(kind, gpus, scenario.mttf_s, config.params);
+      if (policy.ok()) events += ExpectedEvents(scenario, policy.value()) * config.replications;
+    }
+  }
+  if (!(events <= kMaxEvents)) {
+    return trainmover::error(
+        TM_ERROR_INVALID_ARGUMENT, "this run would simulate about ", std::llround(events),
+        " events, more than the ", static_cast<long long>(kMaxEvents),
+        " that finish in seconds: lower --weeks, --replications, --gpus or the event rates "
+        "(--mttf-hours, --planned-ratio, --rebalance-every, --stragglers-per-day)");
+  }
+  return Status::Ok();
+}
+
+trainmover::Result<std::vector<ProjectionRow>> Project(const ProjectionConfig& config) {
+  TM_RETURN_IF_ERROR(CheckRunSize(config));
   std::vector<ProjectionRow> rows;
   for (double gpus : config.gpus) {
     const ScenarioConfig scenario = ScenarioAt(config, gpus);
     for (PolicyKind kind : config.policies) {
-      const PolicyModel policy = ResolvePolicy(kind, gpus, scenario.mttf_s, config.params);
+      TM_ASSIGN_OR_RETURN(const PolicyModel policy,
+                          ResolvePolicy(kind, gpus, scenario.mttf_s, config.params));
       ProjectionRow row;
       row.gpus = gpus;
       row.policy = std::string(PolicyName(kind));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "failure_model.h"
 #include "policies.h"
 #include "simulation.h"
@@ -39,6 +40,16 @@ struct ProjectionRow {
 // Job GPUs idle for (1 - ETTR) of the week, plus every standby GPU all week.
 double WastedGpuHoursPerWeek(double gpus, double ettr, int standby_gpus);
 
-std::vector<ProjectionRow> Project(const ProjectionConfig& config);
+// The most events a run may simulate, summed over scales, policies and
+// replications: a few seconds of one CPU (about 4e7 events a second here).
+inline constexpr double kMaxEvents = 2e8;
+
+// Refuses, naming what to lower, a run expected to simulate more than
+// kMaxEvents events.
+trainmover::Status CheckRunSize(const ProjectionConfig& config);
+
+// Every (scale, policy) row; fails as CheckRunSize does, or when a policy
+// cannot be resolved (measured without data).
+trainmover::Result<std::vector<ProjectionRow>> Project(const ProjectionConfig& config);
 
 }  // namespace tmsim

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
 
 #include "failure_model.h"
@@ -28,17 +29,19 @@ std::string Cell(double value, int decimals, std::size_t width) {
 
 }  // namespace
 
-void WriteModels(std::ostream& out, const ProjectionConfig& config) {
-  out << "   GPUs  policy                MTTF h  unexpected s  planned s  rebalance s  "
+trainmover::Status WriteModels(std::ostream& out, const ProjectionConfig& config) {
+  std::ostringstream text;
+  text << "   GPUs  policy                MTTF h  unexpected s  planned s  rebalance s  "
          "lost work s  ckpt every s  standbys\n";
   for (double gpus : config.gpus) {
     const double mttf_s = JobMttfHours(config.mttf, gpus) * 3600.0;
     for (PolicyKind kind : config.policies) {
-      const PolicyModel model = ResolvePolicy(kind, gpus, mttf_s, config.params);
+      TM_ASSIGN_OR_RETURN(const PolicyModel model,
+                          ResolvePolicy(kind, gpus, mttf_s, config.params));
       std::string policy(PolicyName(kind));
       policy.resize(20, ' ');
       const bool checkpoints = model.UsesCheckpoints();
-      out << Cell(gpus, 0, 7) << "  " << policy << Cell(mttf_s / 3600, 2, 8)
+      text << Cell(gpus, 0, 7) << "  " << policy << Cell(mttf_s / 3600, 2, 8)
           << Cell(model.unexpected_down_s, 1, 14) << Cell(model.planned_down_s, 1, 11)
           << Cell(model.rebalance_down_s, 1, 13)
           << (checkpoints ? Padded("ckpt", 13) : Cell(model.lost_work_s, 1, 13))
@@ -46,6 +49,8 @@ void WriteModels(std::ostream& out, const ProjectionConfig& config) {
           << Padded(std::to_string(model.standby_machines), 10) << '\n';
     }
   }
+  out << text.str();
+  return trainmover::Status::Ok();
 }
 
 void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {

@@ -16,6 +16,7 @@ void WriteJsonLines(std::ostream& out, std::span<const ProjectionRow> rows, doub
 
 // The downtime model each policy resolves to at each scale, before any
 // simulation: what one event of each kind costs (infrastructure cost excluded).
-void WriteModels(std::ostream& out, const ProjectionConfig& config);
+// Fails, having written nothing, when a policy cannot be resolved.
+trainmover::Status WriteModels(std::ostream& out, const ProjectionConfig& config);
 
 }  // namespace tmsim

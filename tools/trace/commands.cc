@@ -1,5 +1,7 @@
 #include "commands.h"
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <optional>
 #include <string>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "api/call_names.h"
+#include "cli/command_line.h"
 #include "common/parse.h"
 #include "record/trace.h"
 
@@ -14,11 +17,6 @@ namespace trainmover::trace_tool {
 namespace {
 
 using record::Trace;
-
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "trainmover-trace: %s\nTry 'trainmover-trace --help'.\n", message.c_str());
-  return kExitUsage;
-}
 
 // Unreadable files are usage-class trouble (2); files that are not sound
 // traces, or not the trace asked for, are bad (1).
@@ -30,11 +28,13 @@ int load_error(const std::string& path, const Status& status) {
   return unreadable ? kExitUsage : kExitBad;
 }
 
-bool wants_help(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) return true;
-  }
-  return false;
+// Trace::load, where a path that is not a regular file (a directory, a
+// device) cannot be read as one, like a missing file.
+Result<Trace> load_trace(const std::string& path, const record::TraceExpect& expect = {}) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return error(TM_ERROR_SYSTEM, "not a regular file");
+  return Trace::load(path, expect);
 }
 
 size_t output_bytes(std::span<const record::CallView> calls) {
@@ -59,27 +59,16 @@ void print_header(const Trace& t) {
 }  // namespace
 
 int show_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) {
-    std::printf(
-        "Usage: trainmover-trace show [--summary] FILE\n"
-        "Print a trace's header, then every call per iteration (index, call, output bytes).\n"
-        "  --summary   the header and one line per iteration only\n");
-    return kExitOk;
-  }
   bool summary = false;
   std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "--summary") {
-      summary = true;
-    } else if (a.starts_with("-")) {
-      return usage_error(str_cat("show: unknown option '", a, "'"));
-    } else {
-      files.emplace_back(a);
-    }
-  }
-  if (files.size() != 1) return usage_error("show: give exactly one trace file");
-  auto trace = Trace::load(files[0]);
+  cli::CommandLine command_line(
+      "trainmover-trace show", "trainmover-trace show [--summary] FILE",
+      "Print a trace's header, then every call per iteration (index, call, output bytes).\n");
+  command_line.flag("summary", summary, "the header and one line per iteration only")
+      .operands(cli::Operands::kAny, "FILE", files);
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  if (files.size() != 1) return command_line.usage_error("give exactly one trace file");
+  auto trace = load_trace(files[0]);
   if (!trace.ok()) return load_error(files[0], trace.status());
   std::printf("trace:       %s\n", files[0].c_str());
   print_header(trace.value());
@@ -97,42 +86,37 @@ int show_main(int argc, char** argv) {
 }
 
 int check_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) {
-    std::printf(
-        "Usage: trainmover-trace check [--job ID] [--role ROLE] [--api NAME] FILE...\n"
-        "Verify each trace: header, every record and the file checksum, and optionally\n"
-        "that it is of job ID, of role ROLE (e.g. stage=first,tp=0) and of api NAME.\n"
-        "Exit status: 0 all sound, 1 one is not, 2 usage error or unreadable file.\n");
-    return kExitOk;
-  }
   record::TraceExpect expect;
+  int64_t job_id = -1;
   std::vector<std::string> files;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    bool has_value = i + 1 < argc;
-    if ((a == "--job" || a == "--role" || a == "--api") && !has_value) {
-      return usage_error(str_cat("check: ", a, " needs a value"));
-    }
-    if (a == "--job") {
-      auto id = parse_int(argv[++i], 0, INT64_MAX);
-      if (!id.ok()) return usage_error(str_cat("check: --job: ", id.status().message()));
-      expect.job_id = static_cast<uint64_t>(id.value());
-    } else if (a == "--role") {
-      auto role = record::Role::parse(argv[++i]);
-      if (!role.ok()) return usage_error(str_cat("check: --role: ", role.status().message()));
-      expect.role = role.value();
-    } else if (a == "--api") {
-      expect.api = argv[++i];
-    } else if (a.starts_with("-")) {
-      return usage_error(str_cat("check: unknown option '", a, "'"));
-    } else {
-      files.emplace_back(a);
-    }
-  }
-  if (files.empty()) return usage_error("check: no trace file given");
+  cli::CommandLine command_line(
+      "trainmover-trace check", "trainmover-trace check [--job ID] [--role ROLE] [--api NAME] FILE...",
+      "Verify each trace: header, every record and the file checksum, and optionally\n"
+      "that it is of job ID, of role ROLE (e.g. stage=first,tp=0) and of api NAME.\n");
+  command_line.integer("job", "ID", 0, INT64_MAX, job_id, "the job the traces must be of")
+      .custom(
+          "role", "ROLE",
+          [&expect](std::string_view text) -> Status {
+            TM_ASSIGN_OR_RETURN(expect.role, record::Role::parse(text));
+            return Status::Ok();
+          },
+          "the role the traces must be of")
+      .custom(
+          "api", "NAME",
+          [&expect](std::string_view text) -> Status {
+            if (text.empty()) return error(TM_ERROR_INVALID_ARGUMENT, "empty value");
+            expect.api = std::string(text);
+            return Status::Ok();
+          },
+          "the api the traces must be of (e.g. nccl)")
+      .operands(cli::Operands::kAny, "FILE", files)
+      .epilog("Exit status: 0 all sound, 1 one is not, 2 usage error or unreadable file.\n");
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  if (job_id >= 0) expect.job_id = static_cast<uint64_t>(job_id);
+  if (files.empty()) return command_line.usage_error("no trace file given");
   int worst = kExitOk;
   for (const auto& f : files) {
-    auto trace = Trace::load(f, expect);
+    auto trace = load_trace(f, expect);
     if (!trace.ok()) {
       worst = std::max(worst, load_error(f, trace.status()));
       continue;
@@ -189,20 +173,22 @@ size_t print_differences(const Trace& a, const Trace& b) {
 }  // namespace
 
 int diff_main(int argc, char** argv) {
-  if (wants_help(argc, argv)) {
-    std::printf(
-        "Usage: trainmover-trace diff A B\n"
-        "Compare two traces: job, api, role, slots, iterations, then call by call (op,\n"
-        "datatype, count, root/peer, output bytes). The recording slot and compression\n"
-        "are not compared. Exit status: 0 identical, 1 different, 2 usage error or a\n"
-        "file that is unreadable; 1 also when a file is not a sound trace.\n");
-    return kExitOk;
-  }
-  if (argc != 3) return usage_error("diff: give exactly two trace files");
-  auto a = Trace::load(argv[1]);
-  if (!a.ok()) return load_error(argv[1], a.status());
-  auto b = Trace::load(argv[2]);
-  if (!b.ok()) return load_error(argv[2], b.status());
+  std::vector<std::string> files;
+  cli::CommandLine command_line(
+      "trainmover-trace diff", "trainmover-trace diff A B",
+      "Compare two traces: job, api, role, slots, iterations, then call by call (op,\n"
+      "datatype, count, root/peer, output bytes). The recording slot and compression\n"
+      "are not compared.\n");
+  command_line.operands(cli::Operands::kAny, "FILE", files)
+      .epilog(
+          "Exit status: 0 identical, 1 different, 2 usage error or a file that is\n"
+          "unreadable; 1 also when a file is not a sound trace.\n");
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  if (files.size() != 2) return command_line.usage_error("give exactly two trace files");
+  auto a = load_trace(files[0]);
+  if (!a.ok()) return load_error(files[0], a.status());
+  auto b = load_trace(files[1]);
+  if (!b.ok()) return load_error(files[1], b.status());
   size_t n = print_differences(a.value(), b.value());
   if (n == 0) {
     std::printf("identical: %zu calls in %u iterations\n", a->calls().size(), a->iterations());

@@ -2,6 +2,7 @@
 // measurements whose JSON lines must parse and carry the documented keys.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 
 #include "config.h"
@@ -94,11 +95,25 @@ TEST(BenchRecord, HelpAndBadArguments) {
   EXPECT_NE(top.out.find("record"), std::string::npos) << top.out;
   for (const char* args :
        {"record --nranks 0", "record --bytes 1G1", "record --frobnicate", "record --rounds",
-        "record extra", "record --cpus-per-rank 0", "record --reserve 0"}) {
+        "record extra", "record --cpus-per-rank 0", "record --reserve 0",
+        // Issue 14: refused like allreduce and switch refuse them.
+        "record --job-timeout 0", "record --bytes 5", "record --bytes 6"}) {
     ToolRun run = bench(args);
     EXPECT_EQ(run.status, 2) << args << "\n" << run.all;
     EXPECT_NE(run.all.find("trainmover-bench record:"), std::string::npos) << run.all;
   }
+}
+
+TEST(BenchRecord, VariablesOfTheRecordingJobAreDefaultsCheckedLikeOptions) {
+  ASSERT_EQ(setenv("TRAINMOVER_RECORD_RESERVE", "0", 1), 0);
+  ToolRun run = bench("record --rounds 1");
+  unsetenv("TRAINMOVER_RECORD_RESERVE");
+  EXPECT_EQ(run.status, 2) << run.all;
+  EXPECT_NE(run.all.find("TRAINMOVER_RECORD_RESERVE (the default of --reserve)"),
+            std::string::npos)
+      << run.all;
+  ToolRun help = bench("record --help");
+  EXPECT_NE(help.out.find("$TRAINMOVER_RECORD_RESERVE when set"), std::string::npos) << help.out;
 }
 
 TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {

@@ -55,20 +55,48 @@ TEST_P(BadArguments, FailWithAClearMessage) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cli, BadArguments,
-    ::testing::Values(BadArgs{"--gpus abc", 2, "--gpus: 'abc' is not a whole number"},
-                      BadArgs{"--gpus 1024,,2048", 2, "--gpus: empty item"},
-                      BadArgs{"--gpus 0", 2, "--gpus: 0 is out of range"},
-                      BadArgs{"--weeks -1", 2, "--weeks: -1 must be greater than zero"},
-                      BadArgs{"--weeks", 2, "--weeks: missing value"},
-                      BadArgs{"--policies megatron", 2, "unknown policy 'megatron'"},
-                      BadArgs{"--standbys -2", 2, "--standbys: -2 is out of range"},
-                      BadArgs{"--straggler-slowdown 1.5", 2, "must be below 1"},
-                      BadArgs{"--replications 1", 2, "--replications: 1 is out of range"},
-                      BadArgs{"--frobnicate", 2, "unknown option '--frobnicate'"},
-                      BadArgs{"--json=yes", 2, "--json takes no value"},
-                      BadArgs{"--policies measured", 1, "needs --measured FILE"},
+    ::testing::Values(BadArgs{"--gpus abc", 2, "--gpus: 'abc' is not an integer"},
+                      BadArgs{"--gpus 1024,,2048", 2, "--gpus: empty value"},
+                      BadArgs{"--gpus 0", 2, "--gpus: '0' is out of range"},
+                      BadArgs{"--weeks -1", 2, "--weeks: '-1' is out of range"},
+                      BadArgs{"--weeks", 2, "'--weeks' is missing"},
+                      BadArgs{"--policies megatron", 2, "'megatron' is not one of"},
+                      BadArgs{"--standbys -2", 2, "--standbys: '-2' is out of range"},
+                      BadArgs{"--straggler-slowdown 1.5", 2, "--straggler-slowdown: '1.5' is out"},
+                      BadArgs{"--straggler-slowdown 1", 2, "must be below 1"},
+                      BadArgs{"--replications 1", 2, "--replications: '1' is out of range"},
+                      BadArgs{"--frobnicate", 2, "unrecognised option '--frobnicate'"},
+                      BadArgs{"--json=yes", 2, "'--json' does not take any arguments"},
+                      BadArgs{"--weeks 1 --weeks 2", 2, "'--weeks' cannot be specified more"},
+                      BadArgs{"--policies measured", 2, "needs --measured FILE"},
                       BadArgs{"--measured /nonexistent/bench.jsonl", 1,
                               "cannot open measured downtimes file"}));
+
+// Values that would make a run last practically forever, or overflow the
+// output, are refused at once with the option named (issue 14).
+INSTANTIATE_TEST_SUITE_P(
+    Bounds, BadArguments,
+    ::testing::Values(BadArgs{"--weeks 1e6", 2, "--weeks: '1e6' is out of range"},
+                      BadArgs{"--mttf-hours 1e-9", 2, "--mttf-hours: '1e-9' is out of range"},
+                      BadArgs{"--rebalance-every 1e-12", 2,
+                              "--rebalance-every: '1e-12' is out of range"},
+                      BadArgs{"--stragglers-per-day 1e300", 2,
+                              "--stragglers-per-day: '1e300' is out of range"},
+                      BadArgs{"--planned-ratio 1e300", 2,
+                              "--planned-ratio: '1e300' is out of range"},
+                      BadArgs{"--price 1e308 --json", 2, "--price: '1e308' is out of range"},
+                      BadArgs{"--weeks 520 --replications 100000", 2, "would simulate about"},
+                      BadArgs{"--mttf-hours 0.01 --weeks 52", 2, "would simulate about"}));
+
+// The most expensive price and the largest scale still give finite JSON.
+TEST(Cli, JsonIsFiniteAtTheLargestPriceAndScale) {
+  const Outcome outcome = RunSim("--gpus 16777216 --price 10000 --replications 2 --json");
+  ASSERT_EQ(outcome.status, 0) << outcome.output;
+  for (const std::string& line : Lines(outcome.output)) {
+    EXPECT_EQ(line.find("inf"), std::string::npos) << line;
+    EXPECT_EQ(line.find("nan"), std::string::npos) << line;
+  }
+}
 
 TEST(Cli, HelpListsEveryOption) {
   const Outcome outcome = RunSim("--help");

@@ -109,7 +109,7 @@ TEST(Simulation, RebalancingAloneCostsItsDowntimeEveryPeriod) {
   const PolicyParams params;
   ScenarioConfig config = FailuresOnly(std::numeric_limits<double>::infinity(), 1);
   config.rebalance_every_s = 600;
-  const PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 1024, 1e9, params);
+  const PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 1024, 1e9, params).value();
   const RunStats stats = SimulateOnce(config, model, 1);
   EXPECT_EQ(stats.rebalances, 7 * 24 * 6 - 1);  // the last one falls on the end
   EXPECT_NEAR(stats.Ettr(), 1.0 - stats.rebalances * 16.6 / stats.wall_s, 1e-9);
@@ -118,7 +118,7 @@ TEST(Simulation, RebalancingAloneCostsItsDowntimeEveryPeriod) {
 TEST(Simulation, InstantStandbyReplenishmentNeverRunsOut) {
   const PolicyParams params;
   const ScenarioConfig config = FailuresOnly(0.5 * 3600, 2);
-  PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 131072, config.mttf_s, params);
+  PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 131072, config.mttf_s, params).value();
   model.standby_replenish_s = 0;
   EXPECT_EQ(SimulateOnce(config, model, 4).standby_misses, 0);
   model.standby_replenish_s = 3600;
@@ -136,7 +136,7 @@ TEST(Simulation, DeterministicForASeed) {
   }();
   for (PolicyKind kind :
        {PolicyKind::kCheckpointRestart, PolicyKind::kTrainmover, PolicyKind::kTorchft}) {
-    const PolicyModel model = ResolvePolicy(kind, 1024, config.mttf_s, params);
+    const PolicyModel model = ResolvePolicy(kind, 1024, config.mttf_s, params).value();
     const RunStats a = SimulateOnce(config, model, 42);
     const RunStats b = SimulateOnce(config, model, 42);
     const RunStats c = SimulateOnce(config, model, 43);
@@ -151,11 +151,11 @@ TEST(Simulation, AllPoliciesSeeTheSameFailures) {
   const PolicyParams params;
   const ScenarioConfig config = FailuresOnly(1.8 * 3600, 1);
   const RunStats reference =
-      SimulateOnce(config, ResolvePolicy(PolicyKind::kTrainmover, 1024, config.mttf_s, params), 9);
+      SimulateOnce(config, ResolvePolicy(PolicyKind::kTrainmover, 1024, config.mttf_s, params).value(), 9);
   for (PolicyKind kind : {PolicyKind::kCheckpointRestart, PolicyKind::kOobleck, PolicyKind::kParcae,
                           PolicyKind::kTorchft}) {
     const RunStats stats =
-        SimulateOnce(config, ResolvePolicy(kind, 1024, config.mttf_s, params), 9);
+        SimulateOnce(config, ResolvePolicy(kind, 1024, config.mttf_s, params).value(), 9);
     EXPECT_EQ(stats.unexpected, reference.unexpected) << PolicyName(kind);
     EXPECT_EQ(stats.cause_counts, reference.cause_counts) << PolicyName(kind);
   }
@@ -181,7 +181,7 @@ double EttrOf(const std::vector<ProjectionRow>& rows, std::string_view policy) {
 
 TEST(Projection, TrainmoverBeatsCheckpointRestartAndItsOwnNoStandbyVariantAtScale) {
   for (double gpus : {16384.0, 131072.0}) {
-    const std::vector<ProjectionRow> rows = Project(AtScale(gpus));
+    const std::vector<ProjectionRow> rows = Project(AtScale(gpus)).value();
     EXPECT_GT(EttrOf(rows, "trainmover"), EttrOf(rows, "checkpoint-restart") + 0.1);
     EXPECT_GT(EttrOf(rows, "trainmover"), EttrOf(rows, "trainmover-nostandby"));
     EXPECT_GT(EttrOf(rows, "trainmover"), EttrOf(rows, "oobleck"));
@@ -192,7 +192,7 @@ TEST(Projection, TrainmoverBeatsCheckpointRestartAndItsOwnNoStandbyVariantAtScal
 TEST(Projection, EttrFallsWithScale) {
   ProjectionConfig config = AtScale(1024);
   config.gpus = {1024, 16384, 131072};
-  const std::vector<ProjectionRow> rows = Project(config);
+  const std::vector<ProjectionRow> rows = Project(config).value();
   const std::size_t per_scale = config.policies.size();
   for (std::size_t p = 0; p < per_scale; ++p) {
     EXPECT_GT(rows[p].summary.ettr_mean, rows[per_scale + p].summary.ettr_mean) << rows[p].policy;
@@ -205,9 +205,9 @@ TEST(Projection, MoreStandbysMissLessButIdleMore) {
   ProjectionConfig config = AtScale(131072);
   config.policies = {PolicyKind::kTrainmover};
   config.params.standbys = 1;
-  const ProjectionRow one = Project(config).front();
+  const ProjectionRow one = Project(config).value().front();
   config.params.standbys = 4;
-  const ProjectionRow four = Project(config).front();
+  const ProjectionRow four = Project(config).value().front();
   EXPECT_GT(one.summary.standby_misses, four.summary.standby_misses);
   EXPECT_GE(four.summary.ettr_mean, one.summary.ettr_mean);
   EXPECT_EQ(four.standby_gpus, 32);
@@ -220,7 +220,7 @@ TEST(Projection, RebalancingEveryTenMinutesMatchesThePublishedRange) {
   config.policies = {PolicyKind::kTrainmover, PolicyKind::kCheckpointRestart};
   config.mttf.fixed_mttf_hours = 1e9;  // isolate rebalancing
   config.rebalance_every_s = 600;
-  const std::vector<ProjectionRow> rows = Project(config);
+  const std::vector<ProjectionRow> rows = Project(config).value();
   EXPECT_GE(EttrOf(rows, "trainmover"), 0.97);
   EXPECT_GE(EttrOf(rows, "checkpoint-restart"), 0.42);
   EXPECT_LE(EttrOf(rows, "checkpoint-restart"), 0.50);
@@ -229,9 +229,9 @@ TEST(Projection, RebalancingEveryTenMinutesMatchesThePublishedRange) {
 TEST(Projection, StragglersCostTrainingTime) {
   ProjectionConfig config = AtScale(16384);
   config.policies = {PolicyKind::kTrainmover};
-  const double without = Project(config).front().summary.ettr_mean;
+  const double without = Project(config).value().front().summary.ettr_mean;
   config.stragglers.per_day_at_16k = 12;
-  const double with = Project(config).front().summary.ettr_mean;
+  const double with = Project(config).value().front().summary.ettr_mean;
   EXPECT_LT(with, without - 0.005);
 }
 
