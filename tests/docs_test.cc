@@ -137,8 +137,8 @@ INSTANTIATE_TEST_SUITE_P(
         ManPageCase{"trainmover-trace.1",
                     {"tools/trace/trainmover-trace show", "tools/trace/trainmover-trace check",
                      "tools/trace/trainmover-trace diff"}}),
-    [](const ::testing::TestParamInfo<ManPageCase>& info) {
-      std::string name = info.param.page;
+    [](const ::testing::TestParamInfo<ManPageCase>& param) {
+      std::string name = param.param.page;
       return name.substr(std::string("trainmover-").size(), name.find('.') - 11);
     });
 

@@ -119,7 +119,7 @@ TEST(Policies, TrainmoverPlannedNeverCostsMoreThanUnexpected) {
 
 TEST(Policies, MeasuredWithoutDataIsAnError) {
   const PolicyParams params;
-  auto model = ResolvePolicy(PolicyKind::kMeasured, 1024, 1e4, params).value();
+  auto model = ResolvePolicy(PolicyKind::kMeasured, 1024, 1e4, params);
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("needs --measured FILE"), std::string::npos);
 }
