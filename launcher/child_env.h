@@ -26,7 +26,6 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;
 // `identity` and then of `extra` replaces a same-named entry (an extra wins
 // over the identity: with both present, getenv() would find the first).
 // Reads environ; call it from one thread at a time with no setenv beside it.
-std::vector<std::string> child_environment(const JobIdentity& identity,
-                                           const EnvVars& extra = {});
+std::vector<std::string> child_environment(const JobIdentity& identity, const EnvVars& extra = {});
 
 }  // namespace trainmover::launcher

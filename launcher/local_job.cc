@@ -12,10 +12,10 @@
 #include <cstring>
 #include <memory>
 
+#include "child_env.h"
 #include "common/parse.h"
 #include "common/secret.h"
 #include "rendezvous/tcp_store_server.h"
-#include "child_env.h"
 #include "spawn.h"
 
 namespace trainmover::launcher {

@@ -131,8 +131,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         ManPageCase{"trainmover-launch.1", {"launcher/trainmover-launch"}},
         ManPageCase{"trainmover-bench.1",
-                    {"tools/bench/trainmover-bench allreduce", "tools/bench/trainmover-bench switch",
-                     "tools/bench/trainmover-bench record"}},
+                    {"tools/bench/trainmover-bench allreduce",
+                     "tools/bench/trainmover-bench switch", "tools/bench/trainmover-bench record"}},
         ManPageCase{"trainmover-sim.1", {"tools/sim/trainmover-sim"}},
         ManPageCase{"trainmover-trace.1",
                     {"tools/trace/trainmover-trace show", "tools/trace/trainmover-trace check",

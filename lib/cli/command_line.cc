@@ -61,6 +61,24 @@ Status check_range(std::string_view text, T value, T min, T max, const std::stri
 
 std::string shown(double v) { return str_cat(v); }
 
+// Boost's exceptions in the wording of every other message here.
+std::string describe(const po::error& e) {
+  auto* named = dynamic_cast<const po::error_with_option_name*>(&e);
+  std::string option = named != nullptr ? named->get_option_name() : "";
+  if (named == nullptr || option.empty()) return e.what();
+  if (dynamic_cast<const po::unknown_option*>(&e) != nullptr)
+    return str_cat("unknown option '", option, "'");
+  if (dynamic_cast<const po::multiple_occurrences*>(&e) != nullptr)
+    return str_cat(option, " is given more than once");
+  if (auto* syntax = dynamic_cast<const po::invalid_command_line_syntax*>(&e)) {
+    if (syntax->kind() == po::invalid_syntax::missing_parameter)
+      return str_cat(option, " needs a value");
+    if (syntax->kind() == po::invalid_syntax::extra_parameter)
+      return str_cat(option, " takes no value");
+  }
+  return e.what();
+}
+
 // Appends `words` to `out`, wrapped at kHelpWidth, continuation lines
 // indented to kHelpColumn; `column` is where the text starts.
 void append_wrapped(std::string& out, const std::string& words, size_t column) {
@@ -100,8 +118,7 @@ CommandLine& CommandLine::section(std::string title) {
   return *this;
 }
 
-CommandLine& CommandLine::add(const char* names, const char* arg, Parser parser,
-                              const char* help) {
+CommandLine& CommandLine::add(const char* names, const char* arg, Parser parser, const char* help) {
   Option option;
   std::string_view all = names;
   size_t comma = all.find(',');
@@ -202,8 +219,8 @@ CommandLine& CommandLine::text(const char* names, const char* arg, std::string& 
       help);
 }
 
-CommandLine& CommandLine::integer_list(const char* names, const char* arg, int64_t min,
-                                       int64_t max, std::vector<int64_t>& out, const char* help) {
+CommandLine& CommandLine::integer_list(const char* names, const char* arg, int64_t min, int64_t max,
+                                       std::vector<int64_t>& out, const char* help) {
   return add(
       names, arg,
       [&out, min, max](std::string_view text) -> Status {
@@ -218,8 +235,8 @@ CommandLine& CommandLine::integer_list(const char* names, const char* arg, int64
 }
 
 CommandLine& CommandLine::choice_list(const char* names, const char* arg,
-                                      std::vector<std::string> known,
-                                      std::vector<std::string>& out, const char* help) {
+                                      std::vector<std::string> known, std::vector<std::string>& out,
+                                      const char* help) {
   return add(
       names, arg,
       [&out, known = std::move(known)](std::string_view text) -> Status {
@@ -254,8 +271,7 @@ CommandLine& CommandLine::from_env(const char* variable) {
   return *this;
 }
 
-CommandLine& CommandLine::operands(Operands kind, const char* name,
-                                   std::vector<std::string>& out) {
+CommandLine& CommandLine::operands(Operands kind, const char* name, std::vector<std::string>& out) {
   operand_kind_ = kind;
   operand_name_ = name;
   operands_ = &out;
@@ -298,7 +314,7 @@ Status CommandLine::parse_tokens(const std::vector<std::string>& args, bool& hel
     if (operand_kind_ == Operands::kProgram) parser.extra_style_parser(take_program);
     po::store(parser.run(), given);
   } catch (const po::error& e) {
-    return error(TM_ERROR_INVALID_ARGUMENT, e.what());
+    return error(TM_ERROR_INVALID_ARGUMENT, describe(e));
   }
   if (given["help"].as<bool>()) {
     help_asked = true;

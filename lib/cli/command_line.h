@@ -54,16 +54,16 @@ class CommandLine {
   // `names` are Boost's: "nprocs,n" for --nprocs and -n, "json" for --json
   // only. `arg` names the value in --help ("N", "SIZE").
   CommandLine& flag(const char* names, bool& out, const char* help);
-  CommandLine& integer(const char* names, const char* arg, int64_t min, int64_t max,
-                       int64_t& out, const char* help);
+  CommandLine& integer(const char* names, const char* arg, int64_t min, int64_t max, int64_t& out,
+                       const char* help);
   CommandLine& integer(const char* names, const char* arg, int64_t min, int64_t max, int& out,
                        const char* help);
   // A real number in [min, max]; infinities and NaN are refused.
   CommandLine& number(const char* names, const char* arg, double min, double max, double& out,
                       const char* help);
   // A size ("4096", "4K", "16M") in [min, max].
-  CommandLine& size(const char* names, const char* arg, uint64_t min, uint64_t max,
-                    uint64_t& out, const char* help);
+  CommandLine& size(const char* names, const char* arg, uint64_t min, uint64_t max, uint64_t& out,
+                    const char* help);
   // A duration in seconds ("90", "0.5", "250ms", "1.5m") in [min, max].
   CommandLine& duration(const char* names, const char* arg, double min, double max, double& out,
                         const char* help);

@@ -67,7 +67,8 @@ cli::CommandLine record_command_line(RecordOptions& o, bool& no_bind) {
           "bytes,b", "SIZE", [&o](std::string_view t) { return parse_bytes(t, o.bytes); },
           "gradient buffer allreduced per iteration, a multiple of 4 (default 4M)")
       .custom(
-          "compute-ms,c", "MS", [&o](std::string_view t) { return parse_compute_ms(t, o.compute_s); },
+          "compute-ms,c", "MS",
+          [&o](std::string_view t) { return parse_compute_ms(t, o.compute_s); },
           "compute step, calibrated on this machine (default 15)")
       .integer("passes,p", "N", 1, 1000000, o.passes, "compute passes instead of calibrating")
       .integer("record-iterations,k", "K", 1, 1000, o.recorded, "iterations recorded (default 2)")

@@ -123,9 +123,9 @@ ParsedSwitch parse_switch_options(int argc, char** argv) {
   const SwitchOptions& o = parsed.options;
   int smallest = *std::min_element(o.nranks.begin(), o.nranks.end());
   if (!exit_code && o.victim >= smallest) {
-    exit_code = command_line.usage_error(
-        str_cat("--victim ", o.victim, " is not a slot of the smallest communicator (", smallest,
-                " slots)"));
+    exit_code = command_line.usage_error(str_cat("--victim ", o.victim,
+                                                 " is not a slot of the smallest communicator (",
+                                                 smallest, " slots)"));
   }
   parsed.exit_now = exit_code.has_value();
   parsed.exit_code = exit_code.value_or(0);

@@ -1,6 +1,5 @@
 #include "switch_worker.h"
 
-
 #include <cstdio>
 #include <memory>
 #include <string>

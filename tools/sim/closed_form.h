@@ -3,15 +3,15 @@
 // compute, and a downtime of restart_s after each failure.
 #pragma once
 
-namespace tmsim {
+namespace trainmover::sim {
 
 // First order (Young/Daly): 1 - T_save/tau - (T_restart + tau/2) / MTTF.
-double FirstOrderEttr(double save_s, double interval_s, double restart_s, double mttf_s);
+double first_order_ettr(double save_s, double interval_s, double restart_s, double mttf_s);
 
 // Exact for the simulated model: a segment of L = tau + T_save must run
 // without failure; failures also strike during recovery and restart it. The
 // expected wall time per segment is e^{D/M} M (e^{L/M} - 1), giving
 //   ETTR = tau e^{-D/M} / (M (e^{L/M} - 1)).
-double RenewalEttr(double save_s, double interval_s, double restart_s, double mttf_s);
+double renewal_ettr(double save_s, double interval_s, double restart_s, double mttf_s);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -8,7 +8,7 @@
 
 #include "projection.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct ClosedFormCheckRow {
   double gpus = 0;
@@ -24,9 +24,8 @@ struct ClosedFormCheckRow {
 // Runs checkpoint-restart at every scale of `config` with unexpected failures
 // only: maintenance, rebalancing and stragglers are switched off here.
 // Fails as CheckRunSize does.
-trainmover::Result<std::vector<ClosedFormCheckRow>> CheckClosedForm(
-    const ProjectionConfig& config);
+Result<std::vector<ClosedFormCheckRow>> check_closed_form(const ProjectionConfig& config);
 
-void WriteClosedFormCheck(std::ostream& out, std::span<const ClosedFormCheckRow> rows);
+void write_closed_form_check(std::ostream& out, std::span<const ClosedFormCheckRow> rows);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

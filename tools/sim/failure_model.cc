@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
 
 constexpr std::array<FailureCause, 18> kCauses{{
@@ -28,7 +28,7 @@ constexpr std::array<FailureCause, 18> kCauses{{
     {"system_memory", 2, true},
 }};
 
-std::vector<double> CauseWeights() {
+std::vector<double> cause_weights() {
   std::vector<double> weights;
   for (const FailureCause& cause : kCauses) weights.push_back(cause.llama3_count);
   return weights;
@@ -36,28 +36,28 @@ std::vector<double> CauseWeights() {
 
 }  // namespace
 
-double MttfScalingExponent(const MttfScaling& scaling) {
+double mttf_scaling_exponent(const MttfScaling& scaling) {
   return std::log(scaling.small_mttf_hours / scaling.large_mttf_hours) /
          std::log(scaling.large_gpus / scaling.small_gpus);
 }
 
-double JobMttfHours(const MttfScaling& scaling, double gpus) {
+double job_mttf_hours(const MttfScaling& scaling, double gpus) {
   if (scaling.fixed_mttf_hours > 0.0) return scaling.fixed_mttf_hours;
-  const double exponent = MttfScalingExponent(scaling);
+  const double exponent = mttf_scaling_exponent(scaling);
   return scaling.small_mttf_hours * std::pow(gpus / scaling.small_gpus, -exponent);
 }
 
-std::span<const FailureCause> Llama3UnexpectedCauses() { return kCauses; }
+std::span<const FailureCause> llama3_unexpected_causes() { return kCauses; }
 
-double Llama3PlannedPerUnexpected() {
+double llama3_planned_per_unexpected() {
   return static_cast<double>(kLlama3Planned) / kLlama3Unexpected;
 }
 
 CauseSampler::CauseSampler() {
-  const std::vector<double> weights = CauseWeights();
+  const std::vector<double> weights = cause_weights();
   distribution_ = std::discrete_distribution<std::size_t>(weights.begin(), weights.end());
 }
 
-std::size_t CauseSampler::Draw(std::mt19937_64& rng) { return distribution_(rng); }
+std::size_t CauseSampler::draw(std::mt19937_64& rng) { return distribution_(rng); }
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

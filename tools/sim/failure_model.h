@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-namespace tmsim {
+namespace trainmover::sim {
 
 // Job MTTF as a power law in G through two published points, used for both
 // interpolation and extrapolation (a straight line on log-log axes).
@@ -19,10 +19,10 @@ struct MttfScaling {
   double fixed_mttf_hours = 0.0;  // > 0: use this MTTF at every scale.
 };
 
-double JobMttfHours(const MttfScaling& scaling, double gpus);
+double job_mttf_hours(const MttfScaling& scaling, double gpus);
 
 // The exponent a in MTTF(G) = MTTF(G1) * (G / G1)^-a.
-double MttfScalingExponent(const MttfScaling& scaling);
+double mttf_scaling_exponent(const MttfScaling& scaling);
 
 struct FailureCause {
   std::string_view name;
@@ -33,23 +33,23 @@ struct FailureCause {
 };
 
 // The 419 unexpected interruptions of the Llama 3 report, by cause.
-std::span<const FailureCause> Llama3UnexpectedCauses();
+std::span<const FailureCause> llama3_unexpected_causes();
 
 inline constexpr int kLlama3Planned = 47;
 inline constexpr int kLlama3Unexpected = 419;
 
 // Planned interruptions per unexpected one (47:419 in the Llama 3 report).
-double Llama3PlannedPerUnexpected();
+double llama3_planned_per_unexpected();
 
 // Draws causes with the Llama 3 frequencies; returns an index into
-// Llama3UnexpectedCauses().
+// llama3_unexpected_causes().
 class CauseSampler {
  public:
   CauseSampler();
-  std::size_t Draw(std::mt19937_64& rng);
+  std::size_t draw(std::mt19937_64& rng);
 
  private:
   std::discrete_distribution<std::size_t> distribution_;
 };
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

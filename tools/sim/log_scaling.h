@@ -3,17 +3,17 @@
 // of seconds each time the job doubles.
 #pragma once
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct LogLinear {
   double at_gpus;         // the scale the anchor value was measured at
   double seconds;         // downtime at that scale
   double per_doubling_s;  // growth per doubling of G
 
-  double At(double gpus) const;
+  double at(double gpus) const;
 };
 
 // The line through two measured points (g1, s1) and (g2, s2).
-LogLinear LineThrough(double g1, double s1, double g2, double s2);
+LogLinear line_through(double g1, double s1, double g2, double s2);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -9,7 +9,7 @@
 #include "common/status.h"
 #include "log_scaling.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct MeasuredDowntimes {
   LogLinear planned;
@@ -24,12 +24,12 @@ struct MeasuredDowntimes {
 //  - with two or more nranks, the growth per doubling is taken from the two
 //    largest (never below zero); with one, `fallback_growth` is used.
 // Fails, naming the line, on malformed input or when a mode has no delta rows.
-trainmover::Result<MeasuredDowntimes> ReadMeasuredDowntimes(std::istream& in,
-                                                            double planned_fallback_growth,
-                                                            double unexpected_fallback_growth);
+Result<MeasuredDowntimes> read_measured_downtimes(std::istream& in, double planned_fallback_growth,
+                                                  double unexpected_fallback_growth);
 
 // As above, for a file; fails naming it, also when it cannot be opened.
-trainmover::Result<MeasuredDowntimes> ReadMeasuredDowntimesFile(
-    const std::string& path, double planned_fallback_growth, double unexpected_fallback_growth);
+Result<MeasuredDowntimes> read_measured_downtimes_file(const std::string& path,
+                                                       double planned_fallback_growth,
+                                                       double unexpected_fallback_growth);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

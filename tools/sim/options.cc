@@ -5,27 +5,26 @@
 #include "cli/command_line.h"
 #include "common/parse.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
 
-using trainmover::Status;
 using trainmover::cli::CommandLine;
 
 constexpr int64_t kMaxGpus = int64_t{1} << 24;
-constexpr double kMaxWeeks = 520;         // ten years
-constexpr double kMaxMinutes = 1e6;       // about two years
-constexpr double kMaxSeconds = 1e7;       // about four months
+constexpr double kMaxWeeks = 520;          // ten years
+constexpr double kMaxMinutes = 1e6;        // about two years
+constexpr double kMaxSeconds = 1e7;        // about four months
 constexpr double kMaxUsdPerGpuHour = 1e4;  // keeps every cost finite
 
-std::vector<std::string> PolicyNames() {
+std::vector<std::string> policy_names() {
   std::vector<std::string> names;
-  for (PolicyKind kind : AllPolicies()) names.emplace_back(PolicyName(kind));
+  for (PolicyKind kind : all_policies()) names.emplace_back(policy_name(kind));
   return names;
 }
 
-std::vector<PolicyKind> DefaultPolicies(bool with_measured) {
+std::vector<PolicyKind> default_policies(bool with_measured) {
   std::vector<PolicyKind> kinds;
-  for (PolicyKind kind : AllPolicies()) {
+  for (PolicyKind kind : all_policies()) {
     if (kind != PolicyKind::kMeasured || with_measured) kinds.push_back(kind);
   }
   return kinds;
@@ -43,7 +42,7 @@ struct Given {
   double standby_replenish_min = 10;
 };
 
-void AddRunOptions(CommandLine& cl, CliOptions& o, Given& g) {
+void add_run_options(CommandLine& cl, CliOptions& o, Given& g) {
   ProjectionConfig& p = o.projection;
   cl.section("Scale and run")
       .integer_list("gpus", "LIST", 1, kMaxGpus, g.gpus,
@@ -54,12 +53,12 @@ void AddRunOptions(CommandLine& cl, CliOptions& o, Given& g) {
                "random seed; same seed, same output (default 1)")
       .integer("replications", "R", 2, 100000, p.replications,
                "independent replications for the 95% CI, >= 2 (default 10)")
-      .choice_list("policies", "LIST", PolicyNames(), g.policies,
+      .choice_list("policies", "LIST", policy_names(), g.policies,
                    "checkpoint-restart, oobleck, parcae, torchft, trainmover, "
                    "trainmover-nostandby, measured (default: all; measured only with --measured)");
 }
 
-void AddEventOptions(CommandLine& cl, CliOptions& o, Given& g) {
+void add_event_options(CommandLine& cl, CliOptions& o, Given& g) {
   ProjectionConfig& p = o.projection;
   cl.section("Failures and events")
       .number("mttf-hours", "H", 0.01, 1e6, p.mttf.fixed_mttf_hours,
@@ -80,7 +79,7 @@ void AddEventOptions(CommandLine& cl, CliOptions& o, Given& g) {
               "infrastructure cost per interruption, minutes (default 2)");
 }
 
-void AddPolicyOptions(CommandLine& cl, CliOptions& o, Given& g) {
+void add_policy_options(CommandLine& cl, CliOptions& o, Given& g) {
   PolicyParams& params = o.projection.params;
   cl.section("Policies")
       .integer("standbys", "N", 0, 100000, params.standbys,
@@ -95,32 +94,31 @@ void AddPolicyOptions(CommandLine& cl, CliOptions& o, Given& g) {
             "JSON lines from `trainmover-bench switch --json`");
 }
 
-void AddOutputOptions(CommandLine& cl, CliOptions& o) {
+void add_output_options(CommandLine& cl, CliOptions& o) {
   cl.section("Output")
       .flag("json", o.json, "one JSON object per line instead of the table")
       .flag("closed-form", o.closed_form,
             "check checkpoint-restart (failures only) against the closed-form ETTR at each "
             "scale, then exit")
-      .flag("models", o.models,
-            "print each policy's downtime per event at each scale, then exit")
+      .flag("models", o.models, "print each policy's downtime per event at each scale, then exit")
       .text("plot", "FILE", o.plot_path, "write an SVG plot of wasted GPU-hours against scale")
       .number("price", "USD", 0, kMaxUsdPerGpuHour, o.projection.usd_per_gpu_hour,
               "cost of one GPU-hour, up to 10000 (default 2.00)");
 }
 
-CommandLine SimCommandLine(CliOptions& o, Given& g) {
+CommandLine sim_command_line(CliOptions& o, Given& g) {
   CommandLine cl("trainmover-sim", "trainmover-sim [OPTIONS]",
                  "\nProjects the effective training time ratio (ETTR), wasted GPU-hours per week\n"
                  "and their cost for one training job under each recovery policy, by\n"
                  "discrete-event simulation. Defaults and their sources: docs/simulator.md.\n");
-  AddRunOptions(cl, o, g);
-  AddEventOptions(cl, o, g);
-  AddPolicyOptions(cl, o, g);
-  AddOutputOptions(cl, o);
+  add_run_options(cl, o, g);
+  add_event_options(cl, o, g);
+  add_policy_options(cl, o, g);
+  add_output_options(cl, o);
   return cl;
 }
 
-void ApplyGiven(const Given& g, CliOptions& o) {
+void apply_given(const Given& g, CliOptions& o) {
   ProjectionConfig& p = o.projection;
   p.gpus.assign(g.gpus.begin(), g.gpus.end());
   p.seed = static_cast<std::uint64_t>(g.seed);
@@ -129,20 +127,20 @@ void ApplyGiven(const Given& g, CliOptions& o) {
   p.stragglers.detect_s = g.straggler_detect_min * 60;
   p.params.standby_replenish_s = g.standby_replenish_min * 60;
   if (g.policies.empty()) {
-    p.policies = DefaultPolicies(!o.measured_path.empty());
+    p.policies = default_policies(!o.measured_path.empty());
     return;
   }
   p.policies.clear();
-  for (const std::string& name : g.policies) p.policies.push_back(*PolicyFromName(name));
+  for (const std::string& name : g.policies) p.policies.push_back(*policy_from_name(name));
 }
 
 }  // namespace
 
-std::optional<int> ParseOptions(int argc, const char* const* argv, CliOptions& options) {
+std::optional<int> parse_options(int argc, const char* const* argv, CliOptions& options) {
   Given given;
-  CommandLine cl = SimCommandLine(options, given);
+  CommandLine cl = sim_command_line(options, given);
   if (std::optional<int> exit_code = cl.parse(argc, argv)) return exit_code;
-  ApplyGiven(given, options);
+  apply_given(given, options);
   const auto& policies = options.projection.policies;
   const bool wants_measured =
       std::find(policies.begin(), policies.end(), PolicyKind::kMeasured) != policies.end();
@@ -150,15 +148,15 @@ std::optional<int> ParseOptions(int argc, const char* const* argv, CliOptions& o
     return cl.usage_error("--policies: policy 'measured' needs --measured FILE");
   if (options.projection.stragglers.slowdown >= 1)
     return cl.usage_error("--straggler-slowdown: 1 is out of range: it must be below 1");
-  if (Status size = CheckRunSize(options.projection); !size.ok())
+  if (Status size = check_run_size(options.projection); !size.ok())
     return cl.usage_error(size.message());
   return std::nullopt;
 }
 
-std::string HelpText() {
+std::string help_text() {
   CliOptions options;
   Given given;
-  return SimCommandLine(options, given).help();
+  return sim_command_line(options, given).help();
 }
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -8,7 +8,7 @@
 
 #include "projection.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct CliOptions {
   ProjectionConfig projection;
@@ -22,9 +22,9 @@ struct CliOptions {
 // Parses argv[1..argc) into `options`. nullopt: run; otherwise the exit
 // status, the help or the error (naming the option) already printed: 0
 // after --help, 2 for a bad command line.
-std::optional<int> ParseOptions(int argc, const char* const* argv, CliOptions& options);
+std::optional<int> parse_options(int argc, const char* const* argv, CliOptions& options);
 
 // What --help prints.
-std::string HelpText();
+std::string help_text();
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

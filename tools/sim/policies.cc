@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
 
 struct NamedPolicy {
@@ -23,25 +23,26 @@ constexpr std::array<NamedPolicy, 7> kNames{{
     {PolicyKind::kMeasured, "measured"},
 }};
 
-PolicyModel CheckpointRestart(double gpus, double mttf_s, const PolicyParams& params) {
+PolicyModel checkpoint_restart_policy(double gpus, double mttf_s, const PolicyParams& params) {
   PolicyModel model;
-  const double restart_s = params.restart.RestartSeconds(gpus);
+  const double restart_s = params.restart.restart_seconds(gpus);
   model.unexpected_down_s = restart_s;
   // A planned stop saves a checkpoint first, so no work is lost.
   model.planned_down_s = params.checkpoint_save_s + restart_s;
   model.rebalance_down_s = model.planned_down_s;
   model.checkpoint_save_s = params.checkpoint_save_s;
-  model.checkpoint_interval_s = YoungInterval(params.checkpoint_save_s, mttf_s);
+  model.checkpoint_interval_s = young_interval(params.checkpoint_save_s, mttf_s);
   return model;
 }
 
 // Oobleck and Parcae: removing the failed machine and later joining its
 // replacement both pause the job; both are charged at the event.
-PolicyModel RemoveAndJoin(double gpus, double remove_s, double join_s, const PolicyParams& params) {
+PolicyModel remove_and_join(double gpus, double remove_s, double join_s,
+                            const PolicyParams& params) {
   const double remove_growth = params.trainmover_unexpected.per_doubling_s;
   const double join_growth = params.trainmover_planned.per_doubling_s;
-  const double total = LogLinear{params.baseline_gpus, remove_s, remove_growth}.At(gpus) +
-                       LogLinear{params.baseline_gpus, join_s, join_growth}.At(gpus);
+  const double total = LogLinear{params.baseline_gpus, remove_s, remove_growth}.at(gpus) +
+                       LogLinear{params.baseline_gpus, join_s, join_growth}.at(gpus);
   PolicyModel model;
   model.unexpected_down_s = total;
   model.planned_down_s = total;
@@ -50,7 +51,7 @@ PolicyModel RemoveAndJoin(double gpus, double remove_s, double join_s, const Pol
   return model;
 }
 
-PolicyModel Torchft(double gpus, const PolicyParams& params) {
+PolicyModel torchft_policy(double gpus, const PolicyParams& params) {
   PolicyModel model;
   model.unexpected_down_s = params.torchft_quorum_s;
   model.planned_down_s = params.torchft_quorum_s;
@@ -63,109 +64,110 @@ PolicyModel Torchft(double gpus, const PolicyParams& params) {
 
 // Without a standby, the replacement machine must first be scheduled and
 // warmed up; the restart breakdown gives those two parts.
-double NoStandbyExtra(const PolicyParams& params) {
+double no_standby_extra(const PolicyParams& params) {
   return params.restart.reschedule_s + params.restart.warmup_s;
 }
 
 // The published planned figure grows faster per doubling than the unexpected
 // one, so far enough out the lines cross; a planned event never costs more than
 // handling the same event as unexpected would, hence the cap.
-double PlannedCapped(double planned_s, double unexpected_s) {
+double planned_capped(double planned_s, double unexpected_s) {
   return std::min(planned_s, unexpected_s);
 }
 
-PolicyModel Trainmover(double gpus, int standbys, const PolicyParams& params) {
+PolicyModel trainmover_policy(double gpus, int standbys, const PolicyParams& params) {
   PolicyModel model;
-  model.unexpected_down_s = params.trainmover_unexpected.At(gpus);
-  model.planned_down_s = PlannedCapped(params.trainmover_planned.At(gpus), model.unexpected_down_s);
+  model.unexpected_down_s = params.trainmover_unexpected.at(gpus);
+  model.planned_down_s =
+      planned_capped(params.trainmover_planned.at(gpus), model.unexpected_down_s);
   model.rebalance_down_s = model.planned_down_s;
   model.lost_work_s = params.step_s;
   model.standby_machines = standbys;
   model.standby_replenish_s = params.standby_replenish_s;
-  model.no_standby_extra_s = NoStandbyExtra(params);
+  model.no_standby_extra_s = no_standby_extra(params);
   return model;
 }
 
-trainmover::Result<PolicyModel> Measured(double gpus, const PolicyParams& params) {
+Result<PolicyModel> measured_policy(double gpus, const PolicyParams& params) {
   if (!params.measured) {
-    return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
-                             "policy 'measured' needs --measured FILE");
+    return error(TM_ERROR_INVALID_ARGUMENT, "policy 'measured' needs --measured FILE");
   }
-  PolicyModel model = Trainmover(gpus, params.standbys, params);
+  PolicyModel model = trainmover_policy(gpus, params.standbys, params);
   model.kind = PolicyKind::kMeasured;
-  model.unexpected_down_s = params.measured->unexpected.At(gpus);
-  model.planned_down_s = PlannedCapped(params.measured->planned.At(gpus), model.unexpected_down_s);
+  model.unexpected_down_s = params.measured->unexpected.at(gpus);
+  model.planned_down_s = planned_capped(params.measured->planned.at(gpus), model.unexpected_down_s);
   model.rebalance_down_s = model.planned_down_s;
   return model;
 }
 
 }  // namespace
 
-std::string_view PolicyName(PolicyKind kind) {
+std::string_view policy_name(PolicyKind kind) {
   for (const NamedPolicy& named : kNames) {
     if (named.kind == kind) return named.name;
   }
   return "unknown";
 }
 
-std::optional<PolicyKind> PolicyFromName(std::string_view name) {
+std::optional<PolicyKind> policy_from_name(std::string_view name) {
   for (const NamedPolicy& named : kNames) {
     if (named.name == name) return named.kind;
   }
   return std::nullopt;
 }
 
-std::vector<PolicyKind> AllPolicies() {
+std::vector<PolicyKind> all_policies() {
   std::vector<PolicyKind> kinds;
   for (const NamedPolicy& named : kNames) kinds.push_back(named.kind);
   return kinds;
 }
 
-double RestartModel::CheckpointLoadSeconds() const {
+double RestartModel::checkpoint_load_seconds() const {
   return checkpoint_gb_per_machine / storage_gbps_per_machine;
 }
 
-double RestartModel::GrowthPerDoubling() const {
-  const double fixed = stop_s + reschedule_s + CheckpointLoadSeconds();
+double RestartModel::growth_per_doubling() const {
+  const double fixed = stop_s + reschedule_s + checkpoint_load_seconds();
   const double scaled_at_breakdown = ccl_init_s + warmup_s;
   const double scaled_at_calibration = calibration_restart_s - fixed;
   const double doublings = std::log2(breakdown_gpus / calibration_gpus);
   return (1.0 - scaled_at_calibration / scaled_at_breakdown) / doublings;
 }
 
-double RestartModel::RestartSeconds(double gpus) const {
+double RestartModel::restart_seconds(double gpus) const {
   // Below the calibrated range the line would turn negative; a floor of 10% of
   // the 8,192-GPU init + warm-up keeps it physical.
-  const double factor = std::max(0.1, 1.0 + GrowthPerDoubling() * std::log2(gpus / breakdown_gpus));
-  return stop_s + reschedule_s + CheckpointLoadSeconds() + (ccl_init_s + warmup_s) * factor;
+  const double factor =
+      std::max(0.1, 1.0 + growth_per_doubling() * std::log2(gpus / breakdown_gpus));
+  return stop_s + reschedule_s + checkpoint_load_seconds() + (ccl_init_s + warmup_s) * factor;
 }
 
-double YoungInterval(double save_s, double mttf_s) { return std::sqrt(2.0 * save_s * mttf_s); }
+double young_interval(double save_s, double mttf_s) { return std::sqrt(2.0 * save_s * mttf_s); }
 
-trainmover::Result<PolicyModel> ResolvePolicy(PolicyKind kind, double gpus, double mttf_s,
-                                              const PolicyParams& params) {
+Result<PolicyModel> resolve_policy(PolicyKind kind, double gpus, double mttf_s,
+                                   const PolicyParams& params) {
   PolicyModel model;
   switch (kind) {
     case PolicyKind::kCheckpointRestart:
-      model = CheckpointRestart(gpus, mttf_s, params);
+      model = checkpoint_restart_policy(gpus, mttf_s, params);
       break;
     case PolicyKind::kOobleck:
-      model = RemoveAndJoin(gpus, params.oobleck_remove_s, params.oobleck_join_s, params);
+      model = remove_and_join(gpus, params.oobleck_remove_s, params.oobleck_join_s, params);
       break;
     case PolicyKind::kParcae:
-      model = RemoveAndJoin(gpus, params.parcae_remove_s, params.parcae_join_s, params);
+      model = remove_and_join(gpus, params.parcae_remove_s, params.parcae_join_s, params);
       break;
     case PolicyKind::kTorchft:
-      model = Torchft(gpus, params);
+      model = torchft_policy(gpus, params);
       break;
     case PolicyKind::kTrainmover:
-      model = Trainmover(gpus, params.standbys, params);
+      model = trainmover_policy(gpus, params.standbys, params);
       break;
     case PolicyKind::kTrainmoverNoStandby:
-      model = Trainmover(gpus, 0, params);
+      model = trainmover_policy(gpus, 0, params);
       break;
     case PolicyKind::kMeasured: {
-      TM_ASSIGN_OR_RETURN(model, Measured(gpus, params));
+      TM_ASSIGN_OR_RETURN(model, measured_policy(gpus, params));
       break;
     }
   }
@@ -173,4 +175,4 @@ trainmover::Result<PolicyModel> ResolvePolicy(PolicyKind kind, double gpus, doub
   return model;
 }
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

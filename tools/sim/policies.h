@@ -11,7 +11,7 @@
 #include "log_scaling.h"
 #include "measured.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
 enum class PolicyKind {
   kCheckpointRestart,
@@ -23,9 +23,9 @@ enum class PolicyKind {
   kMeasured,
 };
 
-std::string_view PolicyName(PolicyKind kind);
-std::optional<PolicyKind> PolicyFromName(std::string_view name);
-std::vector<PolicyKind> AllPolicies();
+std::string_view policy_name(PolicyKind kind);
+std::optional<PolicyKind> policy_from_name(std::string_view name);
+std::vector<PolicyKind> all_policies();
 
 // The checkpoint-restart (Megatron-LM) restart, split as in the TrainMover
 // paper's 8,192-GPU breakdown. The stop, reschedule and checkpoint-load parts
@@ -43,10 +43,10 @@ struct RestartModel {
   double calibration_gpus = 1024.0;
   double calibration_restart_s = 300.0;
 
-  double CheckpointLoadSeconds() const;
+  double checkpoint_load_seconds() const;
   // Fractional growth of CCL init + warm-up per doubling of G.
-  double GrowthPerDoubling() const;
-  double RestartSeconds(double gpus) const;
+  double growth_per_doubling() const;
+  double restart_seconds(double gpus) const;
 };
 
 struct PolicyParams {
@@ -54,8 +54,8 @@ struct PolicyParams {
   double checkpoint_save_s = 45.0;  // assumption, see docs
   double step_s = 10.0;             // assumption: one training step
   // TrainMover, published at 32 and 1,024 GPUs.
-  LogLinear trainmover_planned = LineThrough(32, 11.5, 1024, 16.6);
-  LogLinear trainmover_unexpected = LineThrough(32, 19.6, 1024, 21.1);
+  LogLinear trainmover_planned = line_through(32, 11.5, 1024, 16.6);
+  LogLinear trainmover_unexpected = line_through(32, 19.6, 1024, 21.1);
   int standbys = 1;                  // machines held idle for trainmover
   double standby_replenish_s = 600;  // assumption: a used standby is replaced after this
   int gpus_per_machine = 8;
@@ -93,15 +93,15 @@ struct PolicyModel {
   double degraded_s = 0;
   double degraded_fraction = 0;
 
-  bool UsesCheckpoints() const { return checkpoint_interval_s > 0; }
+  bool uses_checkpoints() const { return checkpoint_interval_s > 0; }
 };
 
 // Young's formula: the checkpoint interval that minimises save + lost work.
-double YoungInterval(double save_s, double mttf_s);
+double young_interval(double save_s, double mttf_s);
 
 // Resolves a policy at G GPUs, given the job MTTF at that scale (needed for
 // Young's formula). Fails for `measured` without measured data.
-trainmover::Result<PolicyModel> ResolvePolicy(PolicyKind kind, double gpus, double mttf_s,
-                                              const PolicyParams& params);
+Result<PolicyModel> resolve_policy(PolicyKind kind, double gpus, double mttf_s,
+                                   const PolicyParams& params);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -10,7 +10,7 @@
 #include "policies.h"
 #include "simulation.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct ProjectionConfig {
   std::vector<double> gpus;
@@ -19,7 +19,7 @@ struct ProjectionConfig {
   std::uint64_t seed = 1;
   int replications = 10;
   double infra_s = 120;
-  double planned_per_unexpected = Llama3PlannedPerUnexpected();
+  double planned_per_unexpected = llama3_planned_per_unexpected();
   double rebalance_every_s = 0;
   double usd_per_gpu_hour = 2.0;
   Stragglers stragglers;
@@ -38,7 +38,7 @@ struct ProjectionRow {
 };
 
 // Job GPUs idle for (1 - ETTR) of the week, plus every standby GPU all week.
-double WastedGpuHoursPerWeek(double gpus, double ettr, int standby_gpus);
+double wasted_gpu_hours_per_week(double gpus, double ettr, int standby_gpus);
 
 // The most events a run may simulate, summed over scales, policies and
 // replications: a few seconds of one CPU (about 4e7 events a second here).
@@ -46,10 +46,10 @@ inline constexpr double kMaxEvents = 2e8;
 
 // Refuses, naming what to lower, a run expected to simulate more than
 // kMaxEvents events.
-trainmover::Status CheckRunSize(const ProjectionConfig& config);
+Status check_run_size(const ProjectionConfig& config);
 
 // Every (scale, policy) row; fails as CheckRunSize does, or when a policy
 // cannot be resolved (measured without data).
-trainmover::Result<std::vector<ProjectionRow>> Project(const ProjectionConfig& config);
+Result<std::vector<ProjectionRow>> project(const ProjectionConfig& config);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -6,54 +6,54 @@
 
 #include "failure_model.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
 
-std::string Fixed(double value, int decimals) {
+std::string fixed(double value, int decimals) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
   return buffer;
 }
 
-std::string Padded(const std::string& text, std::size_t width) {
+std::string padded(const std::string& text, std::size_t width) {
   return text.size() >= width ? text : std::string(width - text.size(), ' ') + text;
 }
 
-std::string EttrCell(const Summary& summary) {
-  return Fixed(summary.ettr_mean, 4) + " ±" + Fixed(summary.ettr_ci95, 4);
+std::string ettr_cell(const Summary& summary) {
+  return fixed(summary.ettr_mean, 4) + " ±" + fixed(summary.ettr_ci95, 4);
 }
 
-std::string Cell(double value, int decimals, std::size_t width) {
-  return Padded(Fixed(value, decimals), width);
+std::string cell(double value, int decimals, std::size_t width) {
+  return padded(fixed(value, decimals), width);
 }
 
 }  // namespace
 
-trainmover::Status WriteModels(std::ostream& out, const ProjectionConfig& config) {
+Status write_models(std::ostream& out, const ProjectionConfig& config) {
   std::ostringstream text;
   text << "   GPUs  policy                MTTF h  unexpected s  planned s  rebalance s  "
-         "lost work s  ckpt every s  standbys\n";
+          "lost work s  ckpt every s  standbys\n";
   for (double gpus : config.gpus) {
-    const double mttf_s = JobMttfHours(config.mttf, gpus) * 3600.0;
+    const double mttf_s = job_mttf_hours(config.mttf, gpus) * 3600.0;
     for (PolicyKind kind : config.policies) {
       TM_ASSIGN_OR_RETURN(const PolicyModel model,
-                          ResolvePolicy(kind, gpus, mttf_s, config.params));
-      std::string policy(PolicyName(kind));
+                          resolve_policy(kind, gpus, mttf_s, config.params));
+      std::string policy(policy_name(kind));
       policy.resize(20, ' ');
-      const bool checkpoints = model.UsesCheckpoints();
-      text << Cell(gpus, 0, 7) << "  " << policy << Cell(mttf_s / 3600, 2, 8)
-          << Cell(model.unexpected_down_s, 1, 14) << Cell(model.planned_down_s, 1, 11)
-          << Cell(model.rebalance_down_s, 1, 13)
-          << (checkpoints ? Padded("ckpt", 13) : Cell(model.lost_work_s, 1, 13))
-          << (checkpoints ? Cell(model.checkpoint_interval_s, 0, 14) : Padded("-", 14))
-          << Padded(std::to_string(model.standby_machines), 10) << '\n';
+      const bool checkpoints = model.uses_checkpoints();
+      text << cell(gpus, 0, 7) << "  " << policy << cell(mttf_s / 3600, 2, 8)
+           << cell(model.unexpected_down_s, 1, 14) << cell(model.planned_down_s, 1, 11)
+           << cell(model.rebalance_down_s, 1, 13)
+           << (checkpoints ? padded("ckpt", 13) : cell(model.lost_work_s, 1, 13))
+           << (checkpoints ? cell(model.checkpoint_interval_s, 0, 14) : padded("-", 14))
+           << padded(std::to_string(model.standby_machines), 10) << '\n';
     }
   }
   out << text.str();
-  return trainmover::Status::Ok();
+  return Status::Ok();
 }
 
-void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
+void write_table(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
   out << "   GPUs  policy                MTTF h  interrupts/wk  ETTR (95% CI)    "
          "standby GPUs  wasted GPU-h/wk   cost $/wk\n";
   double previous_gpus = -1;
@@ -62,28 +62,28 @@ void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double w
     previous_gpus = row.gpus;
     std::string policy = row.policy;
     policy.resize(20, ' ');
-    out << Padded(Fixed(row.gpus, 0), 7) << "  " << policy << Padded(Fixed(row.mttf_hours, 2), 8)
-        << Padded(Fixed(row.summary.interruptions / weeks, 1), 15) << "  " << EttrCell(row.summary)
-        << Padded(std::to_string(row.standby_gpus), 14)
-        << Padded(Fixed(row.wasted_gpu_hours_per_week, 0), 17)
-        << Padded(Fixed(row.cost_usd_per_week, 0), 12) << '\n';
+    out << padded(fixed(row.gpus, 0), 7) << "  " << policy << padded(fixed(row.mttf_hours, 2), 8)
+        << padded(fixed(row.summary.interruptions / weeks, 1), 15) << "  " << ettr_cell(row.summary)
+        << padded(std::to_string(row.standby_gpus), 14)
+        << padded(fixed(row.wasted_gpu_hours_per_week, 0), 17)
+        << padded(fixed(row.cost_usd_per_week, 0), 12) << '\n';
   }
 }
 
-void WriteJsonLines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
+void write_json_lines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
   for (const ProjectionRow& row : rows) {
-    out << "{\"gpus\":" << Fixed(row.gpus, 0) << ",\"policy\":\"" << row.policy
-        << "\",\"ettr\":" << Fixed(row.summary.ettr_mean, 6)
-        << ",\"ettr_ci95\":" << Fixed(row.summary.ettr_ci95, 6)
-        << ",\"wasted_gpu_hours_per_week\":" << Fixed(row.wasted_gpu_hours_per_week, 1)
-        << ",\"cost_usd_per_week\":" << Fixed(row.cost_usd_per_week, 0)
-        << ",\"interruptions\":" << Fixed(row.summary.interruptions, 2)
-        << ",\"unexpected\":" << Fixed(row.summary.unexpected, 2)
-        << ",\"standby_misses\":" << Fixed(row.summary.standby_misses, 2)
+    out << "{\"gpus\":" << fixed(row.gpus, 0) << ",\"policy\":\"" << row.policy
+        << "\",\"ettr\":" << fixed(row.summary.ettr_mean, 6)
+        << ",\"ettr_ci95\":" << fixed(row.summary.ettr_ci95, 6)
+        << ",\"wasted_gpu_hours_per_week\":" << fixed(row.wasted_gpu_hours_per_week, 1)
+        << ",\"cost_usd_per_week\":" << fixed(row.cost_usd_per_week, 0)
+        << ",\"interruptions\":" << fixed(row.summary.interruptions, 2)
+        << ",\"unexpected\":" << fixed(row.summary.unexpected, 2)
+        << ",\"standby_misses\":" << fixed(row.summary.standby_misses, 2)
         << ",\"standby_gpus\":" << row.standby_gpus
-        << ",\"mttf_hours\":" << Fixed(row.mttf_hours, 3) << ",\"weeks\":" << Fixed(weeks, 2)
+        << ",\"mttf_hours\":" << fixed(row.mttf_hours, 3) << ",\"weeks\":" << fixed(weeks, 2)
         << ",\"replications\":" << row.summary.replications << "}\n";
   }
 }
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

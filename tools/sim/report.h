@@ -6,17 +6,17 @@
 
 #include "projection.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
-void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
+void write_table(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
 
 // One object per line with gpus, policy, ettr, wasted_gpu_hours_per_week and
 // interruptions, plus the interval, MTTF, standbys and cost behind them.
-void WriteJsonLines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
+void write_json_lines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks);
 
 // The downtime model each policy resolves to at each scale, before any
 // simulation: what one event of each kind costs (infrastructure cost excluded).
 // Fails, having written nothing, when a policy cannot be resolved.
-trainmover::Status WriteModels(std::ostream& out, const ProjectionConfig& config);
+Status write_models(std::ostream& out, const ProjectionConfig& config);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -6,7 +6,7 @@
 
 #include "policies.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct Stragglers {
   double per_day_at_16k = 0.0;  // appearances per day at 16,384 GPUs; scales with G
@@ -31,13 +31,13 @@ struct RunStats {
   int planned = 0;  // maintenance and straggler removals
   int rebalances = 0;
   int standby_misses = 0;         // failures that found no standby left
-  std::vector<int> cause_counts;  // indexed like Llama3UnexpectedCauses()
+  std::vector<int> cause_counts;  // indexed like llama3_unexpected_causes()
 
-  double Ettr() const { return wall_s > 0 ? useful_s / wall_s : 0.0; }
-  int Interruptions() const { return unexpected + planned + rebalances; }
+  double ettr() const { return wall_s > 0 ? useful_s / wall_s : 0.0; }
+  int interruptions() const { return unexpected + planned + rebalances; }
 };
 
-RunStats SimulateOnce(const ScenarioConfig& config, const PolicyModel& policy, std::uint64_t seed);
+RunStats simulate_once(const ScenarioConfig& config, const PolicyModel& policy, std::uint64_t seed);
 
 struct Summary {
   double ettr_mean = 0;
@@ -51,10 +51,10 @@ struct Summary {
 
 // Independent replications with seeds derived from `seed` and the scale, but
 // not from the policy: all policies at one scale see the same failures.
-Summary Simulate(const ScenarioConfig& config, const PolicyModel& policy, std::uint64_t seed,
+Summary simulate(const ScenarioConfig& config, const PolicyModel& policy, std::uint64_t seed,
                  int replications);
 
 // Seed for one replication: a SplitMix64 mix of the user seed, scale and index.
-std::uint64_t ReplicationSeed(std::uint64_t seed, double gpus, int replication);
+std::uint64_t replication_seed(std::uint64_t seed, double gpus, int replication);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -3,9 +3,9 @@
 #include <array>
 #include <cmath>
 
-namespace tmsim {
+namespace trainmover::sim {
 
-double StudentT975(int dof) {
+double student_t975(int dof) {
   static constexpr std::array<double, 30> kTable{
       12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
       2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
@@ -15,7 +15,7 @@ double StudentT975(int dof) {
   return dof <= 120 ? 2.0 : 1.96;
 }
 
-MeanInterval MeanWithInterval(std::span<const double> samples) {
+MeanInterval mean_with_interval(std::span<const double> samples) {
   MeanInterval result;
   if (samples.empty()) return result;
   double sum = 0;
@@ -27,8 +27,8 @@ MeanInterval MeanWithInterval(std::span<const double> samples) {
   for (double x : samples) squares += (x - result.mean) * (x - result.mean);
   result.stddev = std::sqrt(squares / (n - 1));
   const int dof = static_cast<int>(samples.size()) - 1;
-  result.half_width_95 = StudentT975(dof) * result.stddev / std::sqrt(n);
+  result.half_width_95 = student_t975(dof) * result.stddev / std::sqrt(n);
   return result;
 }
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -3,7 +3,7 @@
 
 #include <span>
 
-namespace tmsim {
+namespace trainmover::sim {
 
 struct MeanInterval {
   double mean = 0;
@@ -11,9 +11,9 @@ struct MeanInterval {
   double half_width_95 = 0;  // 0 with fewer than two samples
 };
 
-MeanInterval MeanWithInterval(std::span<const double> samples);
+MeanInterval mean_with_interval(std::span<const double> samples);
 
 // Two-sided 97.5% quantile of Student's t with `dof` degrees of freedom.
-double StudentT975(int dof);
+double student_t975(int dof);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

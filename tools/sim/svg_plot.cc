@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
 
 constexpr double kWidth = 960, kHeight = 560;
@@ -20,28 +20,28 @@ constexpr std::array<const char*, 8> kColors{"#d62728", "#ff7f0e", "#8c564b", "#
 
 struct Range {
   double low, high;
-  double Fraction(double v) const { return high > low ? (v - low) / (high - low) : 0.5; }
+  double fraction(double v) const { return high > low ? (v - low) / (high - low) : 0.5; }
 };
 
 struct Axes {
   Range x;  // log2 GPUs
   Range y;  // log10 wasted GPU-hours
   double X(double gpus) const {
-    return kLeft + x.Fraction(std::log2(gpus)) * (kWidth - kLeft - kRight);
+    return kLeft + x.fraction(std::log2(gpus)) * (kWidth - kLeft - kRight);
   }
   double Y(double wasted) const {
     const double clamped = std::max(wasted, std::pow(10.0, y.low));
-    return kHeight - kBottom - y.Fraction(std::log10(clamped)) * (kHeight - kTop - kBottom);
+    return kHeight - kBottom - y.fraction(std::log10(clamped)) * (kHeight - kTop - kBottom);
   }
 };
 
-std::string Num(double v) {
+std::string num(double v) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1f", v);
   return buffer;
 }
 
-std::string GpuLabel(double gpus) {
+std::string gpu_label(double gpus) {
   char buffer[32];
   if (gpus >= 1024 && std::fmod(gpus, 1024) == 0) {
     std::snprintf(buffer, sizeof buffer, "%.0fK", gpus / 1024);
@@ -51,7 +51,7 @@ std::string GpuLabel(double gpus) {
   return buffer;
 }
 
-std::string DecadeLabel(int exponent) {
+std::string decade_label(int exponent) {
   static constexpr std::array<const char*, 4> kSuffix{"", "K", "M", "G"};
   const int group = std::clamp(exponent / 3, 0, 3);
   const double value = std::pow(10.0, exponent - 3 * group);
@@ -60,7 +60,7 @@ std::string DecadeLabel(int exponent) {
   return buffer;
 }
 
-Axes FitAxes(std::span<const ProjectionRow> rows) {
+Axes fit_axes(std::span<const ProjectionRow> rows) {
   double gmin = rows.front().gpus, gmax = gmin, wmin = 1e300, wmax = 0;
   for (const ProjectionRow& row : rows) {
     gmin = std::min(gmin, row.gpus);
@@ -74,15 +74,15 @@ Axes FitAxes(std::span<const ProjectionRow> rows) {
               Range{std::floor(std::log10(wmin)), std::ceil(std::log10(wmax) + 1e-9)}};
 }
 
-void WriteGrid(std::ostream& out, const Axes& axes, std::span<const ProjectionRow> rows) {
+void write_grid(std::ostream& out, const Axes& axes, std::span<const ProjectionRow> rows) {
   const double x0 = kLeft, x1 = kWidth - kRight, y0 = kTop, y1 = kHeight - kBottom;
   out << "<rect x='" << x0 << "' y='" << y0 << "' width='" << x1 - x0 << "' height='" << y1 - y0
       << "' fill='white' stroke='#333'/>\n";
   for (int e = static_cast<int>(axes.y.low); e <= static_cast<int>(axes.y.high); ++e) {
     const double y = axes.Y(std::pow(10.0, e));
-    out << "<line x1='" << x0 << "' x2='" << x1 << "' y1='" << Num(y) << "' y2='" << Num(y)
-        << "' stroke='#ddd'/>\n<text x='" << x0 - 8 << "' y='" << Num(y + 4)
-        << "' text-anchor='end'>" << DecadeLabel(e) << "</text>\n";
+    out << "<line x1='" << x0 << "' x2='" << x1 << "' y1='" << num(y) << "' y2='" << num(y)
+        << "' stroke='#ddd'/>\n<text x='" << x0 - 8 << "' y='" << num(y + 4)
+        << "' text-anchor='end'>" << decade_label(e) << "</text>\n";
   }
   std::vector<double> scales;
   for (const ProjectionRow& row : rows) scales.push_back(row.gpus);
@@ -90,9 +90,9 @@ void WriteGrid(std::ostream& out, const Axes& axes, std::span<const ProjectionRo
   scales.erase(std::unique(scales.begin(), scales.end()), scales.end());
   for (double gpus : scales) {
     const double x = axes.X(gpus);
-    out << "<line x1='" << Num(x) << "' x2='" << Num(x) << "' y1='" << y0 << "' y2='" << y1
-        << "' stroke='#eee'/>\n<text x='" << Num(x) << "' y='" << y1 + 20
-        << "' text-anchor='middle'>" << GpuLabel(gpus) << "</text>\n";
+    out << "<line x1='" << num(x) << "' x2='" << num(x) << "' y1='" << y0 << "' y2='" << y1
+        << "' stroke='#eee'/>\n<text x='" << num(x) << "' y='" << y1 + 20
+        << "' text-anchor='middle'>" << gpu_label(gpus) << "</text>\n";
   }
   out << "<text x='" << (x0 + x1) / 2 << "' y='" << kHeight - 25
       << "' text-anchor='middle'>GPUs in the job (log scale)</text>\n"
@@ -100,7 +100,7 @@ void WriteGrid(std::ostream& out, const Axes& axes, std::span<const ProjectionRo
       << ") rotate(-90)' text-anchor='middle'>wasted GPU-hours per week (log scale)</text>\n";
 }
 
-void WriteSeries(std::ostream& out, const Axes& axes, std::span<const ProjectionRow> rows) {
+void write_series(std::ostream& out, const Axes& axes, std::span<const ProjectionRow> rows) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const ProjectionRow*>> by_policy;
   for (const ProjectionRow& row : rows) {
@@ -116,12 +116,12 @@ void WriteSeries(std::ostream& out, const Axes& axes, std::span<const Projection
     out << "<polyline fill='none' stroke='" << color << "' stroke-width='2.5' stroke-dasharray='"
         << dash << "' points='";
     for (const ProjectionRow* p : points) {
-      out << Num(axes.X(p->gpus)) << ',' << Num(axes.Y(p->wasted_gpu_hours_per_week)) << ' ';
+      out << num(axes.X(p->gpus)) << ',' << num(axes.Y(p->wasted_gpu_hours_per_week)) << ' ';
     }
     out << "'/>\n";
     for (const ProjectionRow* p : points) {
-      out << "<circle cx='" << Num(axes.X(p->gpus)) << "' cy='"
-          << Num(axes.Y(p->wasted_gpu_hours_per_week)) << "' r='4' fill='" << color << "'/>\n";
+      out << "<circle cx='" << num(axes.X(p->gpus)) << "' cy='"
+          << num(axes.Y(p->wasted_gpu_hours_per_week)) << "' r='4' fill='" << color << "'/>\n";
     }
     const double ly = kTop + 20 + 24 * static_cast<double>(i);
     const double lx = kWidth - kRight + 20;
@@ -134,8 +134,8 @@ void WriteSeries(std::ostream& out, const Axes& axes, std::span<const Projection
 
 }  // namespace
 
-void WriteWastePlot(std::ostream& out, std::span<const ProjectionRow> rows,
-                    const std::string& title) {
+void write_waste_plot(std::ostream& out, std::span<const ProjectionRow> rows,
+                      const std::string& title) {
   out << "<svg xmlns='http://www.w3.org/2000/svg' width='" << kWidth << "' height='" << kHeight
       << "' viewBox='0 0 " << kWidth << ' ' << kHeight
       << "' font-family='sans-serif' font-size='13'>\n"
@@ -143,11 +143,11 @@ void WriteWastePlot(std::ostream& out, std::span<const ProjectionRow> rows,
       << "<text x='" << kLeft << "' y='30' font-size='17' font-weight='bold'>" << title
       << "</text>\n";
   if (!rows.empty()) {
-    const Axes axes = FitAxes(rows);
-    WriteGrid(out, axes, rows);
-    WriteSeries(out, axes, rows);
+    const Axes axes = fit_axes(rows);
+    write_grid(out, axes, rows);
+    write_series(out, axes, rows);
   }
   out << "</svg>\n";
 }
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -8,9 +8,9 @@
 
 #include "projection.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 
-void WriteWastePlot(std::ostream& out, std::span<const ProjectionRow> rows,
-                    const std::string& title);
+void write_waste_plot(std::ostream& out, std::span<const ProjectionRow> rows,
+                      const std::string& title);
 
-}  // namespace tmsim
+}  // namespace trainmover::sim

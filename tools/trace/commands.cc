@@ -90,7 +90,8 @@ int check_main(int argc, char** argv) {
   int64_t job_id = -1;
   std::vector<std::string> files;
   cli::CommandLine command_line(
-      "trainmover-trace check", "trainmover-trace check [--job ID] [--role ROLE] [--api NAME] FILE...",
+      "trainmover-trace check",
+      "trainmover-trace check [--job ID] [--role ROLE] [--api NAME] FILE...",
       "Verify each trace: header, every record and the file checksum, and optionally\n"
       "that it is of job ID, of role ROLE (e.g. stage=first,tp=0) and of api NAME.\n");
   command_line.integer("job", "ID", 0, INT64_MAX, job_id, "the job the traces must be of")

@@ -109,8 +109,7 @@ TEST(BenchRecord, VariablesOfTheRecordingJobAreDefaultsCheckedLikeOptions) {
   ToolRun run = bench("record --rounds 1");
   unsetenv("TRAINMOVER_RECORD_RESERVE");
   EXPECT_EQ(run.status, 2) << run.all;
-  EXPECT_NE(run.all.find("TRAINMOVER_RECORD_RESERVE (the default of --reserve)"),
-            std::string::npos)
+  EXPECT_NE(run.all.find("TRAINMOVER_RECORD_RESERVE (the default of --reserve)"), std::string::npos)
       << run.all;
   ToolRun help = bench("record --help");
   EXPECT_NE(help.out.find("$TRAINMOVER_RECORD_RESERVE when set"), std::string::npos) << help.out;

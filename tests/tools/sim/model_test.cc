@@ -13,113 +13,122 @@
 #include "policies.h"
 #include "projection.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
+
+using tmsim::FlatObject;
+using tmsim::ParseFlatJsonObject;
 
 TEST(FailureModel, MttfPassesThroughBothPublishedPoints) {
   const MttfScaling scaling;
-  EXPECT_NEAR(JobMttfHours(scaling, 1024), 7.9, 1e-9);
-  EXPECT_NEAR(JobMttfHours(scaling, 16384), 1.8, 1e-9);
+  EXPECT_NEAR(job_mttf_hours(scaling, 1024), 7.9, 1e-9);
+  EXPECT_NEAR(job_mttf_hours(scaling, 16384), 1.8, 1e-9);
 }
 
 TEST(FailureModel, MttfIsAPowerLawThatKeepsFallingBeyondTheData) {
   const MttfScaling scaling;
-  const double exponent = MttfScalingExponent(scaling);
+  const double exponent = mttf_scaling_exponent(scaling);
   EXPECT_NEAR(exponent, std::log(7.9 / 1.8) / std::log(16.0), 1e-12);
   // Each doubling divides the MTTF by the same factor.
-  EXPECT_NEAR(JobMttfHours(scaling, 65536) / JobMttfHours(scaling, 131072), std::pow(2, exponent),
-              1e-9);
-  EXPECT_LT(JobMttfHours(scaling, 131072), JobMttfHours(scaling, 65536));
-  EXPECT_GT(JobMttfHours(scaling, 512), 7.9);
+  EXPECT_NEAR(job_mttf_hours(scaling, 65536) / job_mttf_hours(scaling, 131072),
+              std::pow(2, exponent), 1e-9);
+  EXPECT_LT(job_mttf_hours(scaling, 131072), job_mttf_hours(scaling, 65536));
+  EXPECT_GT(job_mttf_hours(scaling, 512), 7.9);
 }
 
 TEST(FailureModel, FixedMttfOverridesScaling) {
   MttfScaling scaling;
   scaling.fixed_mttf_hours = 3.0;
-  EXPECT_EQ(JobMttfHours(scaling, 1024), 3.0);
-  EXPECT_EQ(JobMttfHours(scaling, 131072), 3.0);
+  EXPECT_EQ(job_mttf_hours(scaling, 1024), 3.0);
+  EXPECT_EQ(job_mttf_hours(scaling, 131072), 3.0);
 }
 
 TEST(FailureModel, Llama3CausesAddUpToTheReport) {
   int total = 0;
   int software = 0;
-  for (const FailureCause& cause : Llama3UnexpectedCauses()) {
+  for (const FailureCause& cause : llama3_unexpected_causes()) {
     total += cause.llama3_count;
     if (!cause.removes_machine) software += cause.llama3_count;
   }
   EXPECT_EQ(total, kLlama3Unexpected);
   EXPECT_EQ(software, 54 + 7 + 2);  // software bug, NCCL watchdog, dependency
   EXPECT_EQ(kLlama3Planned + kLlama3Unexpected, 466);
-  EXPECT_NEAR(Llama3PlannedPerUnexpected(), 47.0 / 419.0, 1e-12);
+  EXPECT_NEAR(llama3_planned_per_unexpected(), 47.0 / 419.0, 1e-12);
 }
 
 TEST(FailureModel, CauseSamplerFollowsTheReportedFrequencies) {
   CauseSampler sampler;
   std::mt19937_64 rng(7);
-  std::vector<int> counts(Llama3UnexpectedCauses().size(), 0);
+  std::vector<int> counts(llama3_unexpected_causes().size(), 0);
   const int draws = 200000;
-  for (int i = 0; i < draws; ++i) ++counts[sampler.Draw(rng)];
+  for (int i = 0; i < draws; ++i) ++counts[sampler.draw(rng)];
   const double faulty_gpu = static_cast<double>(counts[0]) / draws;
   EXPECT_NEAR(faulty_gpu, 148.0 / 419.0, 0.005);
 }
 
 TEST(RestartModel, MatchesThePublishedBreakdownAndCalibration) {
   const RestartModel restart;
-  EXPECT_NEAR(restart.CheckpointLoadSeconds(), 1.56 * 60, 1e-9);
-  EXPECT_NEAR(restart.RestartSeconds(8192), 6.47 * 60, 1e-9);
-  EXPECT_NEAR(restart.RestartSeconds(1024), 300.0, 1e-9);
-  EXPECT_GT(restart.RestartSeconds(131072), restart.RestartSeconds(65536));
+  EXPECT_NEAR(restart.checkpoint_load_seconds(), 1.56 * 60, 1e-9);
+  EXPECT_NEAR(restart.restart_seconds(8192), 6.47 * 60, 1e-9);
+  EXPECT_NEAR(restart.restart_seconds(1024), 300.0, 1e-9);
+  EXPECT_GT(restart.restart_seconds(131072), restart.restart_seconds(65536));
 }
 
 TEST(LogScaling, TrainmoverFiguresAreReproducedAtTheirScales) {
   const PolicyParams params;
-  EXPECT_NEAR(params.trainmover_planned.At(32), 11.5, 1e-9);
-  EXPECT_NEAR(params.trainmover_planned.At(1024), 16.6, 1e-9);
-  EXPECT_NEAR(params.trainmover_unexpected.At(32), 19.6, 1e-9);
-  EXPECT_NEAR(params.trainmover_unexpected.At(1024), 21.1, 1e-9);
+  EXPECT_NEAR(params.trainmover_planned.at(32), 11.5, 1e-9);
+  EXPECT_NEAR(params.trainmover_planned.at(1024), 16.6, 1e-9);
+  EXPECT_NEAR(params.trainmover_unexpected.at(32), 19.6, 1e-9);
+  EXPECT_NEAR(params.trainmover_unexpected.at(1024), 21.1, 1e-9);
   EXPECT_NEAR(params.trainmover_planned.per_doubling_s, (16.6 - 11.5) / 5, 1e-9);
 }
 
 TEST(Policies, NamesRoundTrip) {
-  for (PolicyKind kind : AllPolicies()) {
-    ASSERT_TRUE(PolicyFromName(PolicyName(kind)).has_value());
-    EXPECT_EQ(*PolicyFromName(PolicyName(kind)), kind);
+  for (PolicyKind kind : all_policies()) {
+    ASSERT_TRUE(policy_from_name(policy_name(kind)).has_value());
+    EXPECT_EQ(*policy_from_name(policy_name(kind)), kind);
   }
-  EXPECT_FALSE(PolicyFromName("megatron").has_value());
+  EXPECT_FALSE(policy_from_name("megatron").has_value());
 }
 
 TEST(Policies, CheckpointRestartUsesYoungsInterval) {
   const PolicyParams params;
   const double mttf_s = 1.8 * 3600;
-  const PolicyModel model = ResolvePolicy(PolicyKind::kCheckpointRestart, 16384, mttf_s, params).value();
+  const PolicyModel model =
+      resolve_policy(PolicyKind::kCheckpointRestart, 16384, mttf_s, params).value();
   EXPECT_NEAR(model.checkpoint_interval_s, std::sqrt(2 * params.checkpoint_save_s * mttf_s), 1e-9);
   EXPECT_NEAR(model.planned_down_s, model.unexpected_down_s + params.checkpoint_save_s, 1e-9);
 }
 
 TEST(Policies, OobleckAndParcaeChargeRemoveAndJoinAtThePublishedScale) {
   const PolicyParams params;
-  EXPECT_NEAR(ResolvePolicy(PolicyKind::kOobleck, 32, 1e5, params).value().unexpected_down_s, 157, 1e-9);
-  EXPECT_NEAR(ResolvePolicy(PolicyKind::kParcae, 32, 1e5, params).value().unexpected_down_s, 221, 1e-9);
+  EXPECT_NEAR(resolve_policy(PolicyKind::kOobleck, 32, 1e5, params).value().unexpected_down_s, 157,
+              1e-9);
+  EXPECT_NEAR(resolve_policy(PolicyKind::kParcae, 32, 1e5, params).value().unexpected_down_s, 221,
+              1e-9);
 }
 
 TEST(Policies, NoStandbyVariantHoldsNoMachines) {
   const PolicyParams params;
-  EXPECT_EQ(ResolvePolicy(PolicyKind::kTrainmover, 8192, 1e4, params).value().standby_machines, 1);
-  EXPECT_EQ(ResolvePolicy(PolicyKind::kTrainmoverNoStandby, 8192, 1e4, params).value().standby_machines, 0);
+  EXPECT_EQ(resolve_policy(PolicyKind::kTrainmover, 8192, 1e4, params).value().standby_machines, 1);
+  EXPECT_EQ(
+      resolve_policy(PolicyKind::kTrainmoverNoStandby, 8192, 1e4, params).value().standby_machines,
+      0);
 }
 
 TEST(Policies, TrainmoverPlannedNeverCostsMoreThanUnexpected) {
   const PolicyParams params;
   for (double gpus : {1024.0, 16384.0, 131072.0, 1048576.0}) {
-    const PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, gpus, 1e4, params).value();
+    const PolicyModel model = resolve_policy(PolicyKind::kTrainmover, gpus, 1e4, params).value();
     EXPECT_LE(model.planned_down_s, model.unexpected_down_s) << gpus;
   }
-  EXPECT_NEAR(ResolvePolicy(PolicyKind::kTrainmover, 1024, 1e4, params).value().planned_down_s, 16.6, 1e-9);
+  EXPECT_NEAR(resolve_policy(PolicyKind::kTrainmover, 1024, 1e4, params).value().planned_down_s,
+              16.6, 1e-9);
 }
 
 TEST(Policies, MeasuredWithoutDataIsAnError) {
   const PolicyParams params;
-  auto model = ResolvePolicy(PolicyKind::kMeasured, 1024, 1e4, params);
+  auto model = resolve_policy(PolicyKind::kMeasured, 1024, 1e4, params);
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("needs --measured FILE"), std::string::npos);
 }
@@ -140,7 +149,7 @@ TEST(FlatJson, RejectsMalformedObjects) {
 
 TEST(Measured, SampleFileGivesMedianAtLargestScaleAndFittedGrowth) {
   const MeasuredDowntimes measured =
-      ReadMeasuredDowntimesFile(TM_SIM_DATA "/bench_switch_sample.jsonl", 1.0, 0.3).value();
+      read_measured_downtimes_file(TM_SIM_DATA "/bench_switch_sample.jsonl", 1.0, 0.3).value();
   EXPECT_EQ(measured.planned.at_gpus, 16);
   EXPECT_NEAR(measured.planned.seconds, 0.25, 1e-9);  // median of 0.23, 0.27, 0.25
   EXPECT_NEAR(measured.planned.per_doubling_s, 0.05, 1e-9);
@@ -154,16 +163,16 @@ TEST(Measured, OneScaleFallsBackToTheGivenGrowth) {
       "\n"
       R"({"mode":"unexpected","impl":"delta","nranks":8,"links_changed":1,"switchover_s":2,"first_collective_s":0.5})"
       "\n");
-  const MeasuredDowntimes measured = ReadMeasuredDowntimes(in, 1.0, 0.3).value();
-  EXPECT_NEAR(measured.planned.At(16), 2.5, 1e-9);
-  EXPECT_NEAR(measured.unexpected.At(32), 2.5 + 0.6, 1e-9);
+  const MeasuredDowntimes measured = read_measured_downtimes(in, 1.0, 0.3).value();
+  EXPECT_NEAR(measured.planned.at(16), 2.5, 1e-9);
+  EXPECT_NEAR(measured.unexpected.at(32), 2.5 + 0.6, 1e-9);
 }
 
 TEST(Measured, ErrorsNameTheLine) {
   std::istringstream in(
       R"({"mode":"planned","impl":"delta","nranks":8,"links_changed":1,"switchover_s":1,"first_collective_s":0.5})"
       "\n{\"mode\": \"planned\", \"impl\": \"delta\"}\n");
-  auto measured = ReadMeasuredDowntimes(in, 1.0, 0.3);
+  auto measured = read_measured_downtimes(in, 1.0, 0.3);
   ASSERT_FALSE(measured.ok()) << "no error for a row without nranks";
   EXPECT_NE(measured.status().message().find("line 2"), std::string::npos)
       << measured.status().message();
@@ -172,19 +181,19 @@ TEST(Measured, ErrorsNameTheLine) {
 TEST(Measured, MissingModeIsAnError) {
   std::istringstream in(
       R"({"mode":"planned","impl":"delta","nranks":8,"links_changed":1,"switchover_s":1,"first_collective_s":0.5})");
-  EXPECT_FALSE(ReadMeasuredDowntimes(in, 1.0, 0.3).ok());
+  EXPECT_FALSE(read_measured_downtimes(in, 1.0, 0.3).ok());
 }
 
 TEST(ClosedForm, RenewalAgreesWithFirstOrderWhenFailuresAreRare) {
   const double mttf_s = 1e7;
-  const double tau = YoungInterval(30, mttf_s);
-  EXPECT_NEAR(RenewalEttr(30, tau, 300, mttf_s), FirstOrderEttr(30, tau, 300, mttf_s), 1e-5);
+  const double tau = young_interval(30, mttf_s);
+  EXPECT_NEAR(renewal_ettr(30, tau, 300, mttf_s), first_order_ettr(30, tau, 300, mttf_s), 1e-5);
 }
 
 TEST(Projection, WasteCountsIdleJobGpusAndStandbys) {
-  EXPECT_NEAR(WastedGpuHoursPerWeek(1000, 0.9, 0), 100 * 168.0, 1e-9);
-  EXPECT_NEAR(WastedGpuHoursPerWeek(1000, 1.0, 8), 8 * 168.0, 1e-9);
+  EXPECT_NEAR(wasted_gpu_hours_per_week(1000, 0.9, 0), 100 * 168.0, 1e-9);
+  EXPECT_NEAR(wasted_gpu_hours_per_week(1000, 1.0, 8), 8 * 168.0, 1e-9);
 }
 
 }  // namespace
-}  // namespace tmsim
+}  // namespace trainmover::sim

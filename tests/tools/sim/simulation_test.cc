@@ -13,7 +13,7 @@
 #include "projection.h"
 #include "statistics.h"
 
-namespace tmsim {
+namespace trainmover::sim {
 namespace {
 
 // A 99.9% interval: the tests use fixed seeds, and a 95% interval would put
@@ -32,7 +32,7 @@ void PrintTo(const CheckpointCase& c, std::ostream* out) {
 
 // Checkpoint-restart with only unexpected failures: the setting the closed
 // forms describe.
-ScenarioConfig FailuresOnly(double mttf_s, double weeks) {
+ScenarioConfig failures_only(double mttf_s, double weeks) {
   ScenarioConfig config;
   config.gpus = 1024;
   config.weeks = weeks;
@@ -42,16 +42,16 @@ ScenarioConfig FailuresOnly(double mttf_s, double weeks) {
   return config;
 }
 
-PolicyModel CheckpointRestartModel(double mttf_s, double save_s, double restart_s) {
+PolicyModel checkpoint_restart_model(double mttf_s, double save_s, double restart_s) {
   PolicyModel model;
   model.kind = PolicyKind::kCheckpointRestart;
   model.unexpected_down_s = restart_s;
   model.checkpoint_save_s = save_s;
-  model.checkpoint_interval_s = YoungInterval(save_s, mttf_s);
+  model.checkpoint_interval_s = young_interval(save_s, mttf_s);
   return model;
 }
 
-double StandardError(const Summary& summary) {
+double standard_error(const Summary& summary) {
   return summary.ettr_stddev / std::sqrt(static_cast<double>(summary.replications));
 }
 
@@ -60,26 +60,26 @@ class ClosedFormConvergence : public ::testing::TestWithParam<CheckpointCase> {}
 TEST_P(ClosedFormConvergence, SimulationMatchesRenewalFormulaWithinItsInterval) {
   const CheckpointCase c = GetParam();
   const double mttf_s = c.mttf_h * 3600;
-  const PolicyModel model = CheckpointRestartModel(mttf_s, c.save_s, c.restart_s);
-  const Summary summary = Simulate(FailuresOnly(mttf_s, 26), model, 11, 40);
-  const double exact = RenewalEttr(c.save_s, model.checkpoint_interval_s, c.restart_s, mttf_s);
-  EXPECT_NEAR(summary.ettr_mean, exact, kZ999 * StandardError(summary))
+  const PolicyModel model = checkpoint_restart_model(mttf_s, c.save_s, c.restart_s);
+  const Summary summary = simulate(failures_only(mttf_s, 26), model, 11, 40);
+  const double exact = renewal_ettr(c.save_s, model.checkpoint_interval_s, c.restart_s, mttf_s);
+  EXPECT_NEAR(summary.ettr_mean, exact, kZ999 * standard_error(summary))
       << "95% CI half-width " << summary.ettr_ci95;
 }
 
 TEST_P(ClosedFormConvergence, SimulationMatchesFirstOrderFormulaUpToItsSecondOrderTerm) {
   const CheckpointCase c = GetParam();
   const double mttf_s = c.mttf_h * 3600;
-  const PolicyModel model = CheckpointRestartModel(mttf_s, c.save_s, c.restart_s);
-  const Summary summary = Simulate(FailuresOnly(mttf_s, 26), model, 12, 40);
+  const PolicyModel model = checkpoint_restart_model(mttf_s, c.save_s, c.restart_s);
+  const Summary summary = simulate(failures_only(mttf_s, 26), model, 12, 40);
   const double tau = model.checkpoint_interval_s;
-  const double first_order = FirstOrderEttr(c.save_s, tau, c.restart_s, mttf_s);
+  const double first_order = first_order_ettr(c.save_s, tau, c.restart_s, mttf_s);
   // The first-order formula drops terms in (tau/MTTF)^2; bound them by its
   // distance from the exact renewal result.
   const double second_order =
-      std::abs(RenewalEttr(c.save_s, tau, c.restart_s, mttf_s) - first_order);
+      std::abs(renewal_ettr(c.save_s, tau, c.restart_s, mttf_s) - first_order);
   EXPECT_LT(second_order, 0.02);
-  EXPECT_NEAR(summary.ettr_mean, first_order, kZ999 * StandardError(summary) + second_order);
+  EXPECT_NEAR(summary.ettr_mean, first_order, kZ999 * standard_error(summary) + second_order);
 }
 
 INSTANTIATE_TEST_SUITE_P(Settings, ClosedFormConvergence,
@@ -89,59 +89,60 @@ INSTANTIATE_TEST_SUITE_P(Settings, ClosedFormConvergence,
 
 TEST(Simulation, IntervalShrinksAsTheSimulatedPeriodGrows) {
   const double mttf_s = 4 * 3600;
-  const PolicyModel model = CheckpointRestartModel(mttf_s, 45, 400);
-  const Summary short_run = Simulate(FailuresOnly(mttf_s, 2), model, 3, 20);
-  const Summary long_run = Simulate(FailuresOnly(mttf_s, 32), model, 3, 20);
+  const PolicyModel model = checkpoint_restart_model(mttf_s, 45, 400);
+  const Summary short_run = simulate(failures_only(mttf_s, 2), model, 3, 20);
+  const Summary long_run = simulate(failures_only(mttf_s, 32), model, 3, 20);
   // Sixteen times the period: the interval should shrink about four-fold.
   EXPECT_LT(long_run.ettr_ci95, short_run.ettr_ci95 / 2.5);
 }
 
 TEST(Simulation, WithoutFailuresCheckpointRestartOnlyPaysItsSaves) {
-  PolicyModel model = CheckpointRestartModel(1e6, 45, 300);
-  const ScenarioConfig config = FailuresOnly(std::numeric_limits<double>::infinity(), 1);
-  const RunStats stats = SimulateOnce(config, model, 5);
+  PolicyModel model = checkpoint_restart_model(1e6, 45, 300);
+  const ScenarioConfig config = failures_only(std::numeric_limits<double>::infinity(), 1);
+  const RunStats stats = simulate_once(config, model, 5);
   const double tau = model.checkpoint_interval_s;
   EXPECT_EQ(stats.unexpected, 0);
-  EXPECT_NEAR(stats.Ettr(), tau / (tau + 45), 0.002);
+  EXPECT_NEAR(stats.ettr(), tau / (tau + 45), 0.002);
 }
 
 TEST(Simulation, RebalancingAloneCostsItsDowntimeEveryPeriod) {
   const PolicyParams params;
-  ScenarioConfig config = FailuresOnly(std::numeric_limits<double>::infinity(), 1);
+  ScenarioConfig config = failures_only(std::numeric_limits<double>::infinity(), 1);
   config.rebalance_every_s = 600;
-  const PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 1024, 1e9, params).value();
-  const RunStats stats = SimulateOnce(config, model, 1);
+  const PolicyModel model = resolve_policy(PolicyKind::kTrainmover, 1024, 1e9, params).value();
+  const RunStats stats = simulate_once(config, model, 1);
   EXPECT_EQ(stats.rebalances, 7 * 24 * 6 - 1);  // the last one falls on the end
-  EXPECT_NEAR(stats.Ettr(), 1.0 - stats.rebalances * 16.6 / stats.wall_s, 1e-9);
+  EXPECT_NEAR(stats.ettr(), 1.0 - stats.rebalances * 16.6 / stats.wall_s, 1e-9);
 }
 
 TEST(Simulation, InstantStandbyReplenishmentNeverRunsOut) {
   const PolicyParams params;
-  const ScenarioConfig config = FailuresOnly(0.5 * 3600, 2);
-  PolicyModel model = ResolvePolicy(PolicyKind::kTrainmover, 131072, config.mttf_s, params).value();
+  const ScenarioConfig config = failures_only(0.5 * 3600, 2);
+  PolicyModel model =
+      resolve_policy(PolicyKind::kTrainmover, 131072, config.mttf_s, params).value();
   model.standby_replenish_s = 0;
-  EXPECT_EQ(SimulateOnce(config, model, 4).standby_misses, 0);
+  EXPECT_EQ(simulate_once(config, model, 4).standby_misses, 0);
   model.standby_replenish_s = 3600;
-  EXPECT_GT(SimulateOnce(config, model, 4).standby_misses, 0);
+  EXPECT_GT(simulate_once(config, model, 4).standby_misses, 0);
 }
 
 TEST(Simulation, DeterministicForASeed) {
   const PolicyParams params;
   const ScenarioConfig config = [] {
-    ScenarioConfig c = FailuresOnly(2 * 3600, 2);
-    c.planned_per_unexpected = Llama3PlannedPerUnexpected();
+    ScenarioConfig c = failures_only(2 * 3600, 2);
+    c.planned_per_unexpected = llama3_planned_per_unexpected();
     c.infra_s = 120;
     c.stragglers.per_day_at_16k = 4;
     return c;
   }();
   for (PolicyKind kind :
        {PolicyKind::kCheckpointRestart, PolicyKind::kTrainmover, PolicyKind::kTorchft}) {
-    const PolicyModel model = ResolvePolicy(kind, 1024, config.mttf_s, params).value();
-    const RunStats a = SimulateOnce(config, model, 42);
-    const RunStats b = SimulateOnce(config, model, 42);
-    const RunStats c = SimulateOnce(config, model, 43);
+    const PolicyModel model = resolve_policy(kind, 1024, config.mttf_s, params).value();
+    const RunStats a = simulate_once(config, model, 42);
+    const RunStats b = simulate_once(config, model, 42);
+    const RunStats c = simulate_once(config, model, 43);
     EXPECT_EQ(a.useful_s, b.useful_s);
-    EXPECT_EQ(a.Interruptions(), b.Interruptions());
+    EXPECT_EQ(a.interruptions(), b.interruptions());
     EXPECT_EQ(a.cause_counts, b.cause_counts);
     EXPECT_NE(a.useful_s, c.useful_s);
   }
@@ -149,29 +150,29 @@ TEST(Simulation, DeterministicForASeed) {
 
 TEST(Simulation, AllPoliciesSeeTheSameFailures) {
   const PolicyParams params;
-  const ScenarioConfig config = FailuresOnly(1.8 * 3600, 1);
-  const RunStats reference =
-      SimulateOnce(config, ResolvePolicy(PolicyKind::kTrainmover, 1024, config.mttf_s, params).value(), 9);
+  const ScenarioConfig config = failures_only(1.8 * 3600, 1);
+  const RunStats reference = simulate_once(
+      config, resolve_policy(PolicyKind::kTrainmover, 1024, config.mttf_s, params).value(), 9);
   for (PolicyKind kind : {PolicyKind::kCheckpointRestart, PolicyKind::kOobleck, PolicyKind::kParcae,
                           PolicyKind::kTorchft}) {
     const RunStats stats =
-        SimulateOnce(config, ResolvePolicy(kind, 1024, config.mttf_s, params).value(), 9);
-    EXPECT_EQ(stats.unexpected, reference.unexpected) << PolicyName(kind);
-    EXPECT_EQ(stats.cause_counts, reference.cause_counts) << PolicyName(kind);
+        simulate_once(config, resolve_policy(kind, 1024, config.mttf_s, params).value(), 9);
+    EXPECT_EQ(stats.unexpected, reference.unexpected) << policy_name(kind);
+    EXPECT_EQ(stats.cause_counts, reference.cause_counts) << policy_name(kind);
   }
 }
 
-ProjectionConfig AtScale(double gpus) {
+ProjectionConfig at_scale(double gpus) {
   ProjectionConfig config;
   config.gpus = {gpus};
-  config.policies = AllPolicies();
+  config.policies = all_policies();
   config.policies.pop_back();  // no measured data here
   config.weeks = 2;
   config.replications = 10;
   return config;
 }
 
-double EttrOf(const std::vector<ProjectionRow>& rows, std::string_view policy) {
+double ettr_of(const std::vector<ProjectionRow>& rows, std::string_view policy) {
   for (const ProjectionRow& row : rows) {
     if (row.policy == policy) return row.summary.ettr_mean;
   }
@@ -181,18 +182,18 @@ double EttrOf(const std::vector<ProjectionRow>& rows, std::string_view policy) {
 
 TEST(Projection, TrainmoverBeatsCheckpointRestartAndItsOwnNoStandbyVariantAtScale) {
   for (double gpus : {16384.0, 131072.0}) {
-    const std::vector<ProjectionRow> rows = Project(AtScale(gpus)).value();
-    EXPECT_GT(EttrOf(rows, "trainmover"), EttrOf(rows, "checkpoint-restart") + 0.1);
-    EXPECT_GT(EttrOf(rows, "trainmover"), EttrOf(rows, "trainmover-nostandby"));
-    EXPECT_GT(EttrOf(rows, "trainmover"), EttrOf(rows, "oobleck"));
-    EXPECT_GT(EttrOf(rows, "oobleck"), EttrOf(rows, "parcae"));  // 157 s vs 221 s per event
+    const std::vector<ProjectionRow> rows = project(at_scale(gpus)).value();
+    EXPECT_GT(ettr_of(rows, "trainmover"), ettr_of(rows, "checkpoint-restart") + 0.1);
+    EXPECT_GT(ettr_of(rows, "trainmover"), ettr_of(rows, "trainmover-nostandby"));
+    EXPECT_GT(ettr_of(rows, "trainmover"), ettr_of(rows, "oobleck"));
+    EXPECT_GT(ettr_of(rows, "oobleck"), ettr_of(rows, "parcae"));  // 157 s vs 221 s per event
   }
 }
 
 TEST(Projection, EttrFallsWithScale) {
-  ProjectionConfig config = AtScale(1024);
+  ProjectionConfig config = at_scale(1024);
   config.gpus = {1024, 16384, 131072};
-  const std::vector<ProjectionRow> rows = Project(config).value();
+  const std::vector<ProjectionRow> rows = project(config).value();
   const std::size_t per_scale = config.policies.size();
   for (std::size_t p = 0; p < per_scale; ++p) {
     EXPECT_GT(rows[p].summary.ettr_mean, rows[per_scale + p].summary.ettr_mean) << rows[p].policy;
@@ -202,12 +203,12 @@ TEST(Projection, EttrFallsWithScale) {
 }
 
 TEST(Projection, MoreStandbysMissLessButIdleMore) {
-  ProjectionConfig config = AtScale(131072);
+  ProjectionConfig config = at_scale(131072);
   config.policies = {PolicyKind::kTrainmover};
   config.params.standbys = 1;
-  const ProjectionRow one = Project(config).value().front();
+  const ProjectionRow one = project(config).value().front();
   config.params.standbys = 4;
-  const ProjectionRow four = Project(config).value().front();
+  const ProjectionRow four = project(config).value().front();
   EXPECT_GT(one.summary.standby_misses, four.summary.standby_misses);
   EXPECT_GE(four.summary.ettr_mean, one.summary.ettr_mean);
   EXPECT_EQ(four.standby_gpus, 32);
@@ -216,32 +217,32 @@ TEST(Projection, MoreStandbysMissLessButIdleMore) {
 // The TrainMover paper: rebalancing every 10 minutes leaves ETTR >= 0.97 with
 // TrainMover and 0.42-0.50 with Megatron-LM (restart), at 1,024 GPUs.
 TEST(Projection, RebalancingEveryTenMinutesMatchesThePublishedRange) {
-  ProjectionConfig config = AtScale(1024);
+  ProjectionConfig config = at_scale(1024);
   config.policies = {PolicyKind::kTrainmover, PolicyKind::kCheckpointRestart};
   config.mttf.fixed_mttf_hours = 1e9;  // isolate rebalancing
   config.rebalance_every_s = 600;
-  const std::vector<ProjectionRow> rows = Project(config).value();
-  EXPECT_GE(EttrOf(rows, "trainmover"), 0.97);
-  EXPECT_GE(EttrOf(rows, "checkpoint-restart"), 0.42);
-  EXPECT_LE(EttrOf(rows, "checkpoint-restart"), 0.50);
+  const std::vector<ProjectionRow> rows = project(config).value();
+  EXPECT_GE(ettr_of(rows, "trainmover"), 0.97);
+  EXPECT_GE(ettr_of(rows, "checkpoint-restart"), 0.42);
+  EXPECT_LE(ettr_of(rows, "checkpoint-restart"), 0.50);
 }
 
 TEST(Projection, StragglersCostTrainingTime) {
-  ProjectionConfig config = AtScale(16384);
+  ProjectionConfig config = at_scale(16384);
   config.policies = {PolicyKind::kTrainmover};
-  const double without = Project(config).value().front().summary.ettr_mean;
+  const double without = project(config).value().front().summary.ettr_mean;
   config.stragglers.per_day_at_16k = 12;
-  const double with = Project(config).value().front().summary.ettr_mean;
+  const double with = project(config).value().front().summary.ettr_mean;
   EXPECT_LT(with, without - 0.005);
 }
 
 TEST(Statistics, IntervalUsesStudentT) {
   const std::vector<double> samples{1.0, 2.0, 3.0};
-  const MeanInterval interval = MeanWithInterval(samples);
+  const MeanInterval interval = mean_with_interval(samples);
   EXPECT_DOUBLE_EQ(interval.mean, 2.0);
   EXPECT_DOUBLE_EQ(interval.stddev, 1.0);
   EXPECT_NEAR(interval.half_width_95, 4.303 / std::sqrt(3.0), 1e-9);
 }
 
 }  // namespace
-}  // namespace tmsim
+}  // namespace trainmover::sim

@@ -134,10 +134,10 @@ TEST_F(TraceCli, CheckAcceptsSoundTracesAndNamesBadOnes) {
       {"check " + dir_ + "/missing", 2, "no such file"},
       {"check " + good + " " + put("cut2", cut), 1, "truncated"},
       {"check", 2, "no trace file given"},
-      {"check --job", 2, "the required argument for option '--job' is missing"},
+      {"check --job", 2, "--job needs a value"},
       {"check --job x " + good, 2, "--job"},
       {"check --role stage=up " + good, 2, "--role"},
-      {"check --frobnicate " + good, 2, "unrecognised option '--frobnicate'"},
+      {"check --frobnicate " + good, 2, "unknown option '--frobnicate'"},
       // Issue 14: a directory cannot be read as a trace, like a missing file.
       {"check " + dir_, 2, "not a regular file"},
       {"check " + good + " " + dir_, 2, "not a regular file"},
