@@ -11,8 +11,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <sstream>
+
+#include "launcher/child_env.h"
 
 namespace trainmover::launcher {
 namespace {
@@ -231,6 +235,39 @@ TEST(LocalJob, InvalidOptionsAreRejected) {
   auto result = run_local_job(options);
   ASSERT_FALSE(result.ok());
   EXPECT_NE(result.status().message().find("nprocs"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainmover::launcher
+
+namespace trainmover::launcher {
+namespace {
+
+// The one builder of a job process's environment (the local job's ranks and
+// the switch benchmark's workers).
+TEST(ChildEnvironment, IdentityAndExtrasReplaceOurEntries) {
+  ASSERT_EQ(setenv("TRAINMOVER_SLOT", "99", 1), 0);
+  ASSERT_EQ(setenv("TM_CHILD_ENV_TEST", "old", 1), 0);
+  std::vector<std::string> env =
+      child_environment({3, 8, 42, "abcd", "127.0.0.1:5"},
+                        {{"TM_CHILD_ENV_TEST", "new"}, {"TRAINMOVER_STORE", "127.0.0.1:6"}});
+  unsetenv("TRAINMOVER_SLOT");
+  unsetenv("TM_CHILD_ENV_TEST");
+  auto count = [&](const std::string& entry) { return std::count(env.begin(), env.end(), entry); };
+  auto named = [&](const std::string& name) {
+    return std::count_if(env.begin(), env.end(),
+                         [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+  };
+  EXPECT_EQ(count("TRAINMOVER_SLOT=3"), 1);
+  EXPECT_EQ(named("TRAINMOVER_SLOT"), 1);
+  EXPECT_EQ(count("TRAINMOVER_NSLOTS=8"), 1);
+  EXPECT_EQ(count("TRAINMOVER_JOB_ID=42"), 1);
+  EXPECT_EQ(count("TRAINMOVER_JOB_SECRET=abcd"), 1);
+  EXPECT_EQ(count("TRAINMOVER_STORE=127.0.0.1:6"), 1) << "an extra wins over the identity";
+  EXPECT_EQ(named("TRAINMOVER_STORE"), 1);
+  EXPECT_EQ(count("TM_CHILD_ENV_TEST=new"), 1);
+  EXPECT_EQ(named("TM_CHILD_ENV_TEST"), 1);
+  EXPECT_GE(named("PATH"), 1) << "the rest of our environment is kept";
 }
 
 }  // namespace
