@@ -383,10 +383,10 @@ std::string CommandLine::help() const {
     append_wrapped(out, words, kHelpColumn);
   };
   for (size_t section = 0; section < titles_.size(); ++section) {
-    if (section == 0 || !titles_[section].empty()) {
-      out += "\n";
-      if (!titles_[section].empty()) out += titles_[section] + ":\n";
-    }
+    const bool has_options = std::any_of(options_.begin(), options_.end(),
+                                         [&](const Option& o) { return o.section == section; });
+    if (has_options || section == titles_.size() - 1) out += "\n";
+    if (!titles_[section].empty()) out += titles_[section] + ":\n";
     for (const Option& o : options_) {
       if (o.section == section) describe(o);
     }
