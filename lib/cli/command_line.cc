@@ -292,7 +292,9 @@ Status CommandLine::apply(const Option& option, const std::string& text,
   return Status::Ok();
 }
 
-Status CommandLine::parse_tokens(const std::vector<std::string>& args, bool& help_asked) {
+// What Boost needs to split the line: every option by name, each value kept
+// as text for our own parsers, the operands under kOperandsKey.
+po::options_description CommandLine::boost_options() const {
   po::options_description described;
   described.add_options()("help,h", po::bool_switch(), "");
   for (const Option& o : options_) {
@@ -305,10 +307,38 @@ Status CommandLine::parse_tokens(const std::vector<std::string>& args, bool& hel
     }
   }
   described.add_options()(kOperandsKey, po::value<std::vector<std::string>>()->multitoken(), "");
+  return described;
+}
+
+Status CommandLine::apply_option(const Option& o, const po::variable_value& value) const {
+  if (!value.empty() && !value.defaulted()) {
+    if (o.flag != nullptr) {
+      *o.flag = true;
+      return Status::Ok();
+    }
+    return apply(o, value.as<std::string>(), "--" + o.long_name);
+  }
+  if (auto text = o.env.empty() ? std::nullopt : get_env(o.env.c_str()))
+    return apply(o, *text, str_cat(o.env, " (the default of --", o.long_name, ")"));
+  if (o.required) return error(TM_ERROR_INVALID_ARGUMENT, "--", o.long_name, " is required");
+  return Status::Ok();
+}
+
+Status CommandLine::apply_operands(std::vector<std::string> operands) const {
+  if (operand_kind_ == Operands::kNone && !operands.empty())
+    return error(TM_ERROR_INVALID_ARGUMENT, "unexpected argument '", operands.front(), "'");
+  if (operand_kind_ == Operands::kProgram && operands.empty())
+    return error(TM_ERROR_INVALID_ARGUMENT, "no ", operand_name_, " given");
+  if (operands_ != nullptr) *operands_ = std::move(operands);
+  return Status::Ok();
+}
+
+Status CommandLine::parse_tokens(const std::vector<std::string>& args, bool& help_asked) {
   po::positional_options_description positional;
   positional.add(kOperandsKey, -1);
+  const po::options_description described = boost_options();  // the parser keeps a pointer
   po::variables_map given;
-  try {
+  try {  // Boost reports by exception; nothing beyond this block does
     po::command_line_parser parser(args);
     parser.options(described).positional(positional).style(kStyle);
     if (operand_kind_ == Operands::kProgram) parser.extra_style_parser(take_program);
@@ -322,27 +352,8 @@ Status CommandLine::parse_tokens(const std::vector<std::string>& args, bool& hel
   }
   std::vector<std::string> operands;
   if (given.count(kOperandsKey) != 0) operands = given[kOperandsKey].as<std::vector<std::string>>();
-  if (operand_kind_ == Operands::kNone && !operands.empty())
-    return error(TM_ERROR_INVALID_ARGUMENT, "unexpected argument '", operands.front(), "'");
-  if (operands_ != nullptr) *operands_ = std::move(operands);
-  for (const Option& o : options_) {
-    const po::variable_value& value = given[o.long_name];
-    if (!value.empty() && !value.defaulted()) {
-      if (o.flag != nullptr) {
-        *o.flag = true;
-        continue;
-      }
-      const std::string& text = value.as<std::string>();
-      TM_RETURN_IF_ERROR(apply(o, text, "--" + o.long_name));
-    } else if (auto text = o.env.empty() ? std::nullopt : get_env(o.env.c_str())) {
-      TM_RETURN_IF_ERROR(apply(o, *text, str_cat(o.env, " (the default of --", o.long_name, ")")));
-    } else if (o.required) {
-      return error(TM_ERROR_INVALID_ARGUMENT, "--", o.long_name, " is required");
-    }
-  }
-  if (operand_kind_ == Operands::kProgram && operands_->empty())
-    return error(TM_ERROR_INVALID_ARGUMENT, "no ", operand_name_, " given");
-  return Status::Ok();
+  for (const Option& o : options_) TM_RETURN_IF_ERROR(apply_option(o, given[o.long_name]));
+  return apply_operands(std::move(operands));
 }
 
 std::optional<int> CommandLine::parse(const std::vector<std::string>& args) {

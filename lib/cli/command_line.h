@@ -26,6 +26,11 @@
 
 #include "common/status.h"
 
+namespace boost::program_options {
+class options_description;
+class variable_value;
+}  // namespace boost::program_options
+
 namespace trainmover::cli {
 
 inline constexpr int kExitUsage = 2;
@@ -112,6 +117,10 @@ class CommandLine {
     size_t section = 0;
   };
   Status parse_tokens(const std::vector<std::string>& args, bool& help_asked);
+  boost::program_options::options_description boost_options() const;
+  Status apply_option(const Option& option,
+                      const boost::program_options::variable_value& value) const;
+  Status apply_operands(std::vector<std::string> operands) const;
   Status apply(const Option& option, const std::string& text, const std::string& context) const;
   CommandLine& add(const char* names, const char* arg, Parser parser, const char* help);
 
