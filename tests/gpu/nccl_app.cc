@@ -15,8 +15,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "cli/command_line.h"
 
 namespace {
 
@@ -46,31 +49,21 @@ bool nccl_ok(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
 #define NCCL(call, comm) \
   if (!nccl_ok((call), #call, comm)) return 1
 
-bool parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    if (a == "--probe") {
-      o.probe = true;
-    } else if (a == "--timing") {
-      o.timing = true;
-    } else if (a == "--iterations") {
-      const char* v = value();
-      if (v == nullptr) return false;
-      o.iterations = std::atoi(v);
-    } else if (a == "--count") {
-      const char* v = value();
-      if (v == nullptr) return false;
-      o.count = std::strtoull(v, nullptr, 10);
-    } else if (a == "--out") {
-      const char* v = value();
-      if (v == nullptr) return false;
-      o.out = v;
-    } else {
-      return false;
-    }
-  }
-  return o.probe || (!o.out.empty() && o.iterations > 0 && o.count > 0);
+// Parses the command line with the tools' option helper; nullopt: go on.
+std::optional<int> parse(int argc, char** argv, Options& o) {
+  int64_t count = static_cast<int64_t>(o.count);
+  trainmover::cli::CommandLine command_line(
+      "nccl_app", "nccl_app --probe | --out FILE [--iterations N] [--count N] [--timing]",
+      "A single-rank NCCL program whose outputs can be compared byte for byte.\n");
+  command_line.flag("probe", o.probe, "exit 0 when a CUDA device is present, 77 otherwise")
+      .flag("timing", o.timing, "then time an iteration: stream and host enqueue time")
+      .integer("iterations", "N", 1, 1000000, o.iterations, "iterations (default 3)")
+      .integer("count", "N", 1, int64_t{1} << 32, count, "elements per buffer (default 262144)")
+      .text("out", "FILE", o.out, "where every output is written");
+  if (auto exit_code = command_line.parse(argc, argv)) return exit_code;
+  o.count = static_cast<size_t>(count);
+  if (!o.probe && o.out.empty()) return command_line.usage_error("--out is required");
+  return std::nullopt;
 }
 
 // One device buffer per collective output, plus the shared send buffer.
@@ -246,11 +239,7 @@ int run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  if (!parse(argc, argv, o)) {
-    std::fprintf(stderr,
-                 "usage: nccl_app --probe | --out FILE [--iterations N] [--count N] [--timing]\n");
-    return 2;
-  }
+  if (auto exit_code = parse(argc, argv, o)) return *exit_code;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::fprintf(stderr, "nccl_app: no CUDA device; skipped\n");
