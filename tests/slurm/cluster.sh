@@ -86,6 +86,9 @@ wait_nodes_idle() {
 start() {
   local dir=$1 nnodes=$2 plugstack=${3:-}
   [[ $nnodes =~ ^[1-9][0-9]?$ ]] || die "NNODES must be 1..99, got '$nnodes'"
+  case $(cd "$dir" && pwd -P)/ in
+    /tmp/*) die "DIR must not be under /tmp: every node mounts a /tmp of its own over it" ;;
+  esac
   need_tools
   start_munge
   mkdir -p "$dir/state"
