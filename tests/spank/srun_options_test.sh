@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The SPANK plugin in a real Slurm 22.05 cluster started here (3 nodes):
+# its options appear in `srun --help`, good values run the step, bad values
+# and bad plugstack.conf arguments make srun refuse it with a message that
+# names what was wrong. Skips (77) without root or Slurm.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+plugin=$(cd "${TOP_BUILDDIR:-../..}" && pwd)/spank/.libs/trainmover.so
+[ -f "$plugin" ] || { echo "SKIP: $plugin not built (no slurm/spank.h)"; exit 77; }
+
+# The cluster's files must not be under /tmp: each node mounts its own /tmp.
+dir=$(mktemp -d "$PWD/slurm-options.XXXXXX")
+trap '"$here/../slurm/cluster.sh" stop "$dir"; rm -rf "$dir"' EXIT
+echo "required $plugin heartbeat=2s" >"$dir/plugstack.in"
+"$here/../slurm/cluster.sh" start "$dir" 3 "$dir/plugstack.in"
+rc=$?
+[ $rc -eq 0 ] || exit $rc
+export SLURM_CONF=$dir/slurm.conf
+
+failed=0
+check() { # NAME EXPECTED_RC GREP_PATTERN -- COMMAND...
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$(timeout 60 "$@" 2>&1)
+  rc=$?
+  if { [ "$want" = 0 ] && [ $rc -ne 0 ]; } || { [ "$want" != 0 ] && [ $rc -eq 0 ]; } ||
+    ! grep -q -- "$pattern" <<<"$out"; then
+    echo "FAIL: $name (exit $rc, want $want, pattern '$pattern'):"
+    sed 's/^/  | /' <<<"$out"
+    failed=$((failed + 1))
+  else
+    echo "ok: $name"
+  fi
+}
+
+check "srun --help lists the options" 0 "trainmover-standby=N" -- srun --help
+check "--help shows the heartbeat option" 0 "trainmover-heartbeat=SEC" -- srun --help
+check "a good step runs" 0 "^hello$" -- \
+  srun -N3 -n3 --trainmover --trainmover-standby=1 --trainmover-heartbeat=250ms sh -c 'echo hello'
+check "standby not a number" 1 "trainmover: --trainmover-standby: 'two' is not a whole number" -- \
+  srun -N3 --trainmover-standby=two true
+check "heartbeat out of range" 1 "trainmover: --trainmover-heartbeat: 0 is out of range" -- \
+  srun -N3 --trainmover-heartbeat=0 true
+check "record steps out of range" 1 "--trainmover-record-steps: -3 is out of range" -- \
+  srun -N3 --trainmover-record-steps=-3 true
+check "standbys leave no active node" 1 "leaves no active node in a step of 2 nodes" -- \
+  srun -N2 --trainmover-standby=2 true
+
+echo "required $plugin standbys=1" >"$dir/plugstack.conf"
+check "unknown plugstack.conf key" 1 "plugstack.conf key 'standbys' is unknown" -- \
+  srun -N1 true
+
+[ $failed -eq 0 ] && echo "srun options: all passed" || echo "srun options: $failed failed"
+exit $((failed > 0))
