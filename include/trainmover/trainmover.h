@@ -106,10 +106,11 @@ typedef struct {
   const char* trace_dir; /* directory of the job's traces, one per role; NULL: no recording */
   int trace_compress;    /* 1: zstd-compress written traces (default 0) */
   const char* role;      /* this process's role, "stage=first,tp=0"; NULL: "stage=none" */
-  /* Trace memory faulted in ahead, off the training thread, before the first
-   * recorded iteration (default 32 MiB, at most a quarter of physical
-   * memory). Set it to what the recorded iterations' outputs take: the
-   * iterations then take no page faults for the trace. */
+  /* Trace memory made resident by tm_comm_init(), so that the recorded
+   * iterations take no page faults for the trace (default 32 MiB, at most a
+   * quarter of physical memory). Set it to what the recorded iterations'
+   * outputs take; tm_comm_init() pays the faults (on a virtual machine that
+   * returns freed memory to its host, about 11 us per 4 KiB page). */
   size_t record_reserve_bytes;
 } tm_config_t;
 

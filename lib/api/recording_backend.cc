@@ -1,6 +1,9 @@
 #include "api/recording_backend.h"
 
 #include "comm/datatype.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "record/prefault.h"
 
 namespace trainmover::api {
 
@@ -15,16 +18,32 @@ RecordingBackend::RecordingBackend(std::unique_ptr<CommBackend> live, const Reco
   meta.slot = live_->slot();
   meta.nslots = live_->nslots();
   // Before the first iteration nothing tells how much it records: the
-  // configured reserve, faulted in while the program sets up. A per-
-  // iteration prefault alone comes too late on a busy host: at idle
-  // priority it gets little CPU within one iteration.
-  if (config.iterations > 0) prefault_next(config.reserve_bytes);
+  // configured reserve, made resident here, while the program sets up (a
+  // helper thread at idle priority never ran where every CPU was busy).
+  if (config.iterations > 0) {
+    const auto start = Clock::now();
+    make_resident(config.reserve_bytes);
+    log(LogLevel::kDebug, "trace reserve of ", config.reserve_bytes, " bytes made resident in ",
+        to_seconds(Clock::now() - start) * 1e3, " ms");
+  }
 }
 
-void RecordingBackend::prefault_next(size_t bytes) {
+void RecordingBackend::make_resident(size_t bytes) {
   if (bytes == 0) return;
   auto room = builder_.reserve(bytes);
-  if (room.ok()) prefaulter_.populate(*room);  // else the capture reports the error
+  if (!room.ok()) return;  // the capture reports the error
+  std::span<std::byte> todo = *room;
+  const std::byte* resident_end = resident_.data() + resident_.size();
+  if (!resident_.empty() && todo.data() >= resident_.data() && todo.data() <= resident_end) {
+    // The same block as last time: only what lies past the resident room.
+    const auto done = static_cast<size_t>(resident_end - todo.data());
+    if (done >= todo.size()) return;
+    todo = todo.subspan(done);
+    resident_ = {resident_.data(), resident_.size() + todo.size()};
+  } else {
+    resident_ = todo;
+  }
+  record::populate(todo);
 }
 
 Status RecordingBackend::capture(Status done, TraceOp op, uint16_t redop, tm_datatype_t type,
@@ -100,12 +119,13 @@ Status RecordingBackend::iteration_end(uint32_t iteration) {
   in_iteration_ = false;
   if (finished_) return Status::Ok();
   if (iteration + 1 < config_.iterations) {
-    // The next iteration is likely shaped like this one.
-    prefault_next(builder_.body_bytes() - iteration_start_bytes_);
+    // The next iteration is likely shaped like this one. Where the reserve
+    // was too small this pays the faults here rather than in its copies:
+    // no cheaper, but deterministic.
+    make_resident(builder_.body_bytes() - iteration_start_bytes_);
     return Status::Ok();
   }
   finished_ = true;
-  prefaulter_.stop();  // the saver takes the arena; what is left is not needed
   saver_ = std::make_unique<record::TraceSaver>(std::move(builder_), config_.iterations,
                                                 config_.compression, config_.trace_dir);
   return Status::Ok();

@@ -8,6 +8,13 @@
 // Calls outside iterations pass through unrecorded. A call that fails is not
 // recorded (the communicator has failed anyway). Owns the live backend until
 // it hands it back. Not thread-safe (one caller thread, as the handle).
+//
+// Page faults: the recorded iterations' copies must not take them, whatever
+// the host charges for one and whether or not a CPU is idle. The reserve
+// (RecordConfig::reserve_bytes) is made resident in the constructor, during
+// tm_comm_init(); after each recorded iteration but the last, room for one
+// more like it is made resident synchronously, which costs nothing while the
+// reserve lasts.
 #pragma once
 
 #include <memory>
@@ -15,7 +22,6 @@
 
 #include "api/comm_backend.h"
 #include "api/record_config.h"
-#include "record/prefault.h"
 #include "record/trace_builder.h"
 #include "record/trace_format.h"
 
@@ -54,14 +60,15 @@ class RecordingBackend final : public CommBackend {
   Status capture(Status done, record::TraceOp op, uint16_t redop, tm_datatype_t type, size_t count,
                  int peer, const void* output, size_t output_elems);
 
-  // Faults in the arena's next `bytes` off the training thread, so that
-  // captures copy into memory already mapped.
-  void prefault_next(size_t bytes);
+  // Makes the arena's next `bytes` resident now, on the calling thread
+  // (see record/prefault.h), so that captures copy into memory already
+  // mapped; what is resident already costs nothing.
+  void make_resident(size_t bytes);
 
   std::unique_ptr<CommBackend> live_;
   RecordConfig config_;
   record::TraceBuilder builder_;
-  record::Prefaulter prefaulter_;  // after builder_: joined before its arena goes
+  std::span<std::byte> resident_;  // the arena's room last made resident
   size_t iteration_start_bytes_ = 0;
   bool in_iteration_ = false;
   uint32_t iteration_ = 0;

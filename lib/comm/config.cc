@@ -107,7 +107,7 @@ const std::vector<EnvVar>& env_table() {
          return Status::Ok();
        }},
       {"TRAINMOVER_RECORD_RESERVE",
-       "trace memory faulted in ahead of the first recorded iteration (default 32M)",
+       "trace memory made resident by tm_comm_init, before recording (default 32M)",
        [](tm_config_t& c, const char* v) -> Status {
          TM_ASSIGN_OR_RETURN(c.record_reserve_bytes, parse_size(v));
          return Status::Ok();

@@ -5,7 +5,8 @@
 // transparent huge pages (MADV_HUGEPAGE) the kernel compacted memory
 // synchronously on fault, and recorded iterations stalled 15-30 ms now and
 // then (measured here); the C API recorder takes its faults ahead instead,
-// off the training thread, through reserve() and a Prefaulter. kHuge for an
+// where no training step is timed, through reserve() and populate()
+// (record/prefault.h). kHuge for an
 // arena written off the training path (the NCCL interposer's completion
 // writer), where ten times fewer faults matter more than a rare stall.
 //

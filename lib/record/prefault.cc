@@ -1,80 +1,69 @@
 #include "record/prefault.h"
 
-#include <sched.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-#include <algorithm>
+#include <cerrno>
 #include <cstdint>
-#include <system_error>
 
 namespace trainmover::record {
 namespace {
 
-constexpr size_t kStep = size_t{256} << 10;
-
-// A failure (memory short) only means the writer faults the pages itself.
-void populate_step(std::span<std::byte> range) {
-#ifdef MADV_POPULATE_WRITE
-  ::madvise(range.data(), range.size(), MADV_POPULATE_WRITE);
-#else
-  (void)range;
-#endif
+size_t page_size() {
+  static const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
 }
 
-// madvise needs a page-aligned start; the bytes before it in the same page
-// are already mapped (they belong to records written before).
-std::span<std::byte> page_aligned(std::span<std::byte> range) {
-  constexpr uintptr_t kPage = 4096;
+// The pages wholly inside `range`: madvise needs a page-aligned start.
+std::span<std::byte> whole_pages(std::span<std::byte> range) {
+  const uintptr_t page = page_size();
   auto begin = reinterpret_cast<uintptr_t>(range.data());
-  uintptr_t aligned = (begin + kPage - 1) & ~(kPage - 1);
-  size_t skip = aligned - begin;
-  if (skip >= range.size()) return {};
-  return range.subspan(skip);
+  auto end = begin + range.size();
+  uintptr_t first = (begin + page - 1) & ~(page - 1);
+  uintptr_t last = end & ~(page - 1);
+  if (last <= first) return {};
+  return range.subspan(first - begin, last - first);
 }
 
-}  // namespace
+void touch(std::span<std::byte> pages) {
+  // volatile: the compiler may not drop a store of the zero the page holds.
+  for (size_t at = 0; at < pages.size(); at += page_size())
+    *static_cast<volatile std::byte*>(pages.data() + at) = std::byte{0};
+}
 
-bool Prefaulter::supported() {
+// False where the kernel has no MADV_POPULATE_WRITE (EINVAL); true when it
+// did the work or ran out of memory (the writer then faults in the rest).
+bool populate_write(std::span<std::byte> pages) {
 #ifdef MADV_POPULATE_WRITE
-  static const bool works = [] {
-    void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (page == MAP_FAILED) return false;
-    bool ok = ::madvise(page, 4096, MADV_POPULATE_WRITE) == 0;
-    ::munmap(page, 4096);
-    return ok;
-  }();
-  return works;
+  if (::madvise(pages.data(), pages.size(), MADV_POPULATE_WRITE) == 0) return true;
+  return errno != EINVAL;
 #else
+  (void)pages;
   return false;
 #endif
 }
 
-void Prefaulter::populate(std::span<std::byte> range) {
-  range = page_aligned(range);
-  if (range.empty() || !supported()) return;
-  try {
-    threads_.emplace_back([this, range] {
-      sched_param idle{};
-      ::sched_setscheduler(0, SCHED_IDLE, &idle);  // refused: normal priority
-      for (size_t at = 0; at < range.size() && !stopping_.load(std::memory_order_relaxed);
-           at += kStep) {
-        populate_step(range.subspan(at, std::min(kStep, range.size() - at)));
-      }
-    });
-  } catch (const std::system_error&) {
-    // No thread: the first writes fault the pages in, as without us.
-  }
+}  // namespace
+
+bool populate_write_supported() {
+  static const bool works = [] {
+    void* page =
+        ::mmap(nullptr, page_size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) return false;
+    bool ok = populate_write({static_cast<std::byte*>(page), page_size()});
+    ::munmap(page, page_size());
+    return ok;
+  }();
+  return works;
 }
 
-void Prefaulter::wait() {
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
-}
-
-void Prefaulter::stop() {
-  stopping_.store(true, std::memory_order_relaxed);
-  wait();
-  stopping_.store(false, std::memory_order_relaxed);
+PopulateMethod populate(std::span<std::byte> range, PopulateMethod method) {
+  std::span<std::byte> pages = whole_pages(range);
+  if (pages.empty()) return method;
+  if (method == PopulateMethod::kMadvise && populate_write_supported() && populate_write(pages))
+    return PopulateMethod::kMadvise;
+  touch(pages);
+  return PopulateMethod::kTouch;
 }
 
 }  // namespace trainmover::record

@@ -1,51 +1,45 @@
-// Prefaulter: faults in memory that a recorder will write soon, on threads
-// of its own, so that the training thread's copy into it does not pay the
-// page faults (measured here: a 4 MiB capture takes 0.4 ms into faulted
-// memory, about 2 ms into fresh 4 KiB pages).
+// populate(): makes memory that a recorder is about to write resident now,
+// on the calling thread, so that the copies into it later take no page
+// faults.
 //
-// It uses madvise(MADV_POPULATE_WRITE) (Linux 5.14), which maps the pages
-// writable without touching their contents, so the owner may write the
-// range while it is being populated. The threads run at SCHED_IDLE, so they
-// use only CPU time the training loop leaves idle (waiting for its peers),
-// and populate in 256 KiB steps, each a short system call even on a kernel
-// without preemption. Where the kernel lacks MADV_POPULATE_WRITE or a thread
-// cannot be started, populate() does nothing: prefaulting is an
-// optimisation, never a condition; pages not populated in time are faulted
-// in by the writer as usual.
+// Why synchronous, and on the caller's thread: on a virtual machine that
+// returns freed memory to its host, a first touch costs about 11 us per
+// 4 KiB page (22.7 ms for 8 MiB, measured on one of this project's machine
+// kind; 3-17 us here), every time. A helper thread at idle priority, as the
+// recorder used before, never ran when every rank was bound to a busy CPU,
+// so the recorded iterations' copies took the faults (+44% on one such
+// host). The caller picks a moment that is not timed as a training step
+// (communicator creation, the end of an iteration) and pays the faults
+// there, whatever the CPUs are doing.
 //
-// Contract: a range must stay mapped until wait() or stop() has returned
-// (the destructor stops). Not thread-safe: one owner thread calls populate(),
-// wait() and stop().
+// How: madvise(MADV_POPULATE_WRITE) (Linux 5.14) maps the pages writable
+// without a fault per page; where the kernel lacks it, one byte per page is
+// written (a fault per page, but all of them here). Only pages wholly inside
+// the range are touched: the bytes before its first page boundary share a
+// page with bytes already written, which is resident.
+//
+// Contract: the range is mapped, writable, and holds nothing yet (the room
+// ByteArena::reserve() returns): the fallback writes zeros into it. Memory
+// short is not an error: populate() stops, and the writer faults in what is
+// left, as without it. Thread-safe (no state).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <span>
-#include <thread>
-#include <vector>
 
 namespace trainmover::record {
 
-class Prefaulter {
- public:
-  Prefaulter() = default;
-  Prefaulter(const Prefaulter&) = delete;
-  Prefaulter& operator=(const Prefaulter&) = delete;
-  ~Prefaulter() { stop(); }
-
-  // Starts populating `range` in the background and returns at once.
-  void populate(std::span<std::byte> range);
-  // Returns once every range given so far is populated.
-  void wait();
-  // Abandons what is not populated yet (within one step) and returns; the
-  // Prefaulter can be used again afterwards.
-  void stop();
-  // Whether this kernel populates ranges (false: populate() is a no-op).
-  static bool supported();
-
- private:
-  std::atomic<bool> stopping_{false};
-  std::vector<std::thread> threads_;
+enum class PopulateMethod {
+  kMadvise,  // MADV_POPULATE_WRITE
+  kTouch,    // a write per page
 };
+
+// Makes `range` resident with `method`; kMadvise falls back to kTouch where
+// the kernel refuses it. Returns the method that did the work.
+PopulateMethod populate(std::span<std::byte> range,
+                        PopulateMethod method = PopulateMethod::kMadvise);
+
+// Whether this kernel has MADV_POPULATE_WRITE.
+bool populate_write_supported();
 
 }  // namespace trainmover::record

@@ -1,6 +1,6 @@
 // Unit tests of the recorder's memory: ByteArena's reserve/allocate contract
-// and the Prefaulter, which must fault pages in without changing bytes that
-// are written at the same time, and stop when asked.
+// and populate(), which must make the room resident, by either method,
+// without changing bytes written before it.
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
+#include "common/page_faults.h"
 #include "record/arena.h"
 #include "record/prefault.h"
 
@@ -105,50 +105,49 @@ TEST(ByteArena, FreeWrittenGivesBackTheBytesAndKeepsTheRoomAfter) {
   EXPECT_EQ(arena.size(), kMiB);
 }
 
-TEST(Prefaulter, FaultsTheRangeIn) {
-  if (!Prefaulter::supported()) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
+// Both ways of populating make every page of the room resident, and leave
+// alone the bytes written before it in its first page.
+void expect_populates(PopulateMethod method) {
   ByteArena arena;
+  auto written = arena.allocate(100);  // the room starts inside this page
+  ASSERT_TRUE(written.ok());
+  std::fill(written->begin(), written->end(), std::byte{7});
   auto room = arena.reserve(16 * kMiB);
   ASSERT_TRUE(room.ok());
-  const size_t pages = room->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  ASSERT_LT(resident_pages(*room), pages);  // fresh anonymous memory
-  Prefaulter prefaulter;
-  prefaulter.populate(*room);
-  prefaulter.wait();
-  EXPECT_EQ(resident_pages(*room), pages);
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t whole = (16 * kMiB - (page - 100)) / page;  // pages wholly in the room
+  ASSERT_LT(resident_pages(*room), whole);                 // fresh anonymous memory
+  EXPECT_EQ(populate(*room, method), method);
+  EXPECT_GE(resident_pages(*room), whole);
+  EXPECT_EQ(std::count(written->begin(), written->end(), std::byte{7}), 100);
 }
 
-TEST(Prefaulter, KeepsBytesWrittenWhileItRuns) {
+TEST(Populate, WithMadviseMakesTheRoomResident) {
+  if (!populate_write_supported()) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
+  expect_populates(PopulateMethod::kMadvise);
+}
+
+TEST(Populate, ByTouchingMakesTheRoomResident) { expect_populates(PopulateMethod::kTouch); }
+
+// The caller pays the faults, not a later writer: counted on this thread.
+TEST(Populate, TakesTheFaultsOnTheCallingThread) {
   ByteArena arena;
-  auto room = arena.reserve(64 * kMiB);
+  auto room = arena.reserve(8 * kMiB);
   ASSERT_TRUE(room.ok());
-  Prefaulter prefaulter;
-  prefaulter.populate(*room);
-  // Written from the front while the prefaulter works through the range.
-  for (size_t i = 0; i < room->size(); i += 512) (*room)[i] = std::byte(i / 512 % 251 + 1);
-  prefaulter.wait();
-  size_t wrong = 0;
-  for (size_t i = 0; i < room->size(); i += 512)
-    wrong += (*room)[i] != std::byte(i / 512 % 251 + 1);
-  EXPECT_EQ(wrong, 0u);
+  const uint64_t pages = 8 * kMiB / static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  populate(*room);
+  const uint64_t before = thread_minor_faults();
+  std::fill(room->begin(), room->end(), std::byte{3});
+  EXPECT_LT(thread_minor_faults() - before, pages / 64);
 }
 
-TEST(Prefaulter, StopAbandonsTheRestAndItCanPopulateAgain) {
-  if (!Prefaulter::supported()) GTEST_SKIP() << "no MADV_POPULATE_WRITE on this kernel";
+TEST(Populate, AnEmptyOrSubPageRangeDoesNothing) {
   ByteArena arena;
-  auto big = arena.reserve(512 * kMiB);  // seconds of work in 256 KiB steps at idle priority
-  ASSERT_TRUE(big.ok());
-  const size_t pages = big->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  Prefaulter prefaulter;
-  prefaulter.populate(*big);
-  prefaulter.stop();
-  EXPECT_LT(resident_pages(*big), pages);
-  auto more = arena.reserve(513 * kMiB);  // a new block after the first
-  ASSERT_TRUE(more.ok());
-  prefaulter.populate(more->subspan(0, 4 * kMiB));
-  prefaulter.wait();
-  EXPECT_EQ(resident_pages(more->subspan(0, 4 * kMiB)),
-            4 * kMiB / static_cast<size_t>(::sysconf(_SC_PAGESIZE)));
+  auto room = arena.reserve(kMiB);
+  ASSERT_TRUE(room.ok());
+  populate(room->subspan(1, 100), PopulateMethod::kTouch);
+  populate({}, PopulateMethod::kTouch);
+  EXPECT_EQ(resident_pages(room->subspan(0, 4096)), 0u);
 }
 
 }  // namespace

@@ -106,10 +106,12 @@ double mean(const std::vector<double>& v, size_t from, size_t to) {
 }
 
 // What the ranks of one job printed, per phase: per iteration the slowest
-// rank's time, rank 0's CRCs, the compute samples, and the longest wait for
-// the trace's save.
+// rank's time and the most minor page faults a rank's training thread took,
+// rank 0's CRCs, the compute samples, and the longest wait for the trace's
+// save.
 struct PhaseLines {
   std::vector<double> iteration_s;
+  std::vector<double> minflt;
   std::vector<long long> crc;
   std::vector<double> compute_s;
   double save_wait_s = 0;
@@ -133,9 +135,14 @@ Result<PhaseLines> parse_lines(const launcher::LocalJobResult& result, const std
       if (o.string("phase") != phase) continue;
       TM_ASSIGN_OR_RETURN(double iter, o.number("iter"));
       TM_ASSIGN_OR_RETURN(double crc, o.number("crc"));
+      TM_ASSIGN_OR_RETURN(double faults, o.number("minflt"));
       auto i = static_cast<size_t>(iter);
-      if (out.iteration_s.size() <= i) out.iteration_s.resize(i + 1, 0.0);
+      if (out.iteration_s.size() <= i) {
+        out.iteration_s.resize(i + 1, 0.0);
+        out.minflt.resize(i + 1, 0.0);
+      }
       out.iteration_s[i] = std::max(out.iteration_s[i], elapsed);
+      out.minflt[i] = std::max(out.minflt[i], faults);
       if (rank.rank == 0) {
         if (out.crc.size() <= i) out.crc.resize(i + 1, -1);
         out.crc[i] = static_cast<long long>(crc);
@@ -147,8 +154,11 @@ Result<PhaseLines> parse_lines(const launcher::LocalJobResult& result, const std
 
 class RecordBench {
  public:
-  RecordBench(RecordOptions o, std::string self, std::string dir)
-      : o_(std::move(o)), self_(std::move(self)), dir_(std::move(dir)) {}
+  RecordBench(RecordOptions o, std::string self, std::string dir, double first_touch_us)
+      : o_(std::move(o)),
+        self_(std::move(self)),
+        dir_(std::move(dir)),
+        first_touch_us_(first_touch_us) {}
 
   Status run_round(int round);
   void print(bool json) const;
@@ -168,6 +178,7 @@ class RecordBench {
   size_t trace_files_ = 0;
   RecordOptions o_;
   std::string self_, dir_;
+  double first_touch_us_;  // per 4 KiB page: which kind of host the figures come from
 };
 
 Result<launcher::LocalJobResult> RecordBench::job(
@@ -252,6 +263,9 @@ Status RecordBench::run_round(int round) {
     samples_[job + "_recorded_window_s"].push_back(mean(p.iteration_s, 0, k));
     samples_[job + "_after_window_s"].push_back(mean(p.iteration_s, k, saving));
     samples_[job + "_settled_window_s"].push_back(mean(p.iteration_s, saving, total));
+    samples_[job + "_recorded_minflt"].push_back(mean(p.minflt, 0, k));
+    samples_[job + "_after_minflt"].push_back(mean(p.minflt, k, saving));
+    samples_[job + "_settled_minflt"].push_back(mean(p.minflt, saving, total));
   };
   add_windows("plain", plain);
   add_windows("recording", rec);
@@ -311,6 +325,13 @@ void RecordBench::print(bool json) const {
         .add("compute_time_s", compute)
         .add("replay_overhead_pct", replay_overhead)
         .add("replay_matches", replay_matches_ ? 1 : 0);
+    line.add("first_touch_us_per_page", first_touch_us_)
+        .add("minflt_recorded", med("recording_recorded_minflt"))
+        .add("minflt_recorded_plain", med("plain_recorded_minflt"))
+        .add("minflt_after", med("recording_after_minflt"))
+        .add("minflt_after_plain", med("plain_after_minflt"))
+        .add("minflt_settled", med("recording_settled_minflt"))
+        .add("minflt_settled_plain", med("plain_settled_minflt"));
     if (o_.control) {
       line.add("noise_pct", noise_rec)
           .add("noise_after_pct", noise_after)
@@ -338,6 +359,13 @@ void RecordBench::print(bool json) const {
         "after recording, %+.1f%% after the save\n",
         noise_rec, noise_after, noise_settled);
   }
+  std::printf(
+      "  page faults           first touch %.2f us per 4 KiB page; per iteration, training "
+      "thread: recorded %.1f (unrecorded %.1f), after recording %.1f (%.1f), after the save "
+      "%.1f (%.1f)\n",
+      first_touch_us_, med("recording_recorded_minflt"), med("plain_recorded_minflt"),
+      med("recording_after_minflt"), med("plain_after_minflt"), med("recording_settled_minflt"),
+      med("plain_settled_minflt"));
   std::printf("  trace per role        %8s     (%zu file for %d ranks)\n",
               format_bytes(static_cast<double>(trace_bytes)).c_str(), trace_files_, o_.nranks);
   std::printf("  replay iteration      %8.2f ms  (compute alone %.2f ms: %+.1f%%), outputs %s\n",
@@ -368,7 +396,7 @@ int record_main(int argc, char** argv) {
                  (!self.ok() ? self.status() : dir.status()).message().c_str());
     return 1;
   }
-  RecordBench bench(o, self.value(), dir.value());
+  RecordBench bench(o, self.value(), dir.value(), first_touch_us_per_page());
   Status st;
   for (int round = 0; round < o.rounds && st.ok(); ++round) st = bench.run_round(round);
   std::filesystem::remove_all(dir.value());

@@ -10,6 +10,7 @@
 
 #include "cli/command_line.h"
 #include "common/clock.h"
+#include "common/page_faults.h"
 #include "common/parse.h"
 #include "json_line.h"
 #include "trainmover/trainmover.h"
@@ -73,18 +74,20 @@ Status step(tm_comm_t comm, Workload& w, int passes, int it, int nslots) {
   return Status::Ok();
 }
 
-void print_iteration(const char* phase, int it, double elapsed, uint32_t crc) {
+void print_iteration(const char* phase, int it, double elapsed, uint32_t crc, uint64_t faults) {
   std::printf("%s\n", JsonLine()
                           .add("phase", phase)
                           .add("iter", it)
                           .add("elapsed_s", elapsed)
                           .add("crc", static_cast<long long>(crc))
+                          .add("minflt", static_cast<unsigned long long>(faults))
                           .str()
                           .c_str());
 }
 
 Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it, int nslots,
                        const char* phase) {
+  const uint64_t faults_before = thread_minor_faults();
   auto start = Clock::now();
   TM_RETURN_IF_ERROR(tm(tm_iteration_begin(comm), "tm_iteration_begin"));
   TM_RETURN_IF_ERROR(step(comm, w, a.passes, it, nslots));
@@ -92,7 +95,8 @@ Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it,
   // Read the clock before the CRC: as two arguments of one call, their
   // order would be unspecified and the CRC could land inside the time.
   double elapsed = to_seconds(Clock::now() - start);
-  print_iteration(phase, it, elapsed, w.gradient_crc());
+  const uint64_t faults = thread_minor_faults() - faults_before;
+  print_iteration(phase, it, elapsed, w.gradient_crc(), faults);
   return Status::Ok();
 }
 

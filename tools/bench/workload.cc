@@ -1,5 +1,7 @@
 #include "workload.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <span>
@@ -43,6 +45,22 @@ int calibrate_passes(size_t count, double target_s) {
   std::sort(per_pass.begin(), per_pass.end());
   double t = std::max(per_pass[per_pass.size() / 2], 1e-9);
   return std::max(1, static_cast<int>(std::lround(target_s / t)));
+}
+
+double first_touch_us_per_page() {
+  constexpr size_t kBytes = size_t{8} << 20, kPage = 4096;
+  std::vector<double> per_page;
+  for (int i = 0; i < 5; ++i) {
+    void* map = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) return 0;
+    auto* bytes = static_cast<volatile unsigned char*>(map);
+    auto start = Clock::now();
+    for (size_t at = 0; at < kBytes; at += kPage) bytes[at] = 1;
+    per_page.push_back(to_seconds(Clock::now() - start) * 1e6 / (kBytes / kPage));
+    ::munmap(map, kBytes);
+  }
+  std::sort(per_page.begin(), per_page.end());
+  return per_page[per_page.size() / 2];
 }
 
 }  // namespace trainmover::bench

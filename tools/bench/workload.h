@@ -34,4 +34,11 @@ class Workload {
 // a few timed runs), at least 1.
 int calibrate_passes(size_t count, double target_s);
 
+// What a first touch of fresh anonymous memory costs on this host, in
+// microseconds per 4 KiB page: the median of five 8 MiB mappings, each page
+// written once. A fraction of a microsecond on bare metal; about 11 on a
+// virtual machine that returns freed memory to its host, where every fresh
+// allocation pays it again. 0 when no memory could be mapped.
+double first_touch_us_per_page();
+
 }  // namespace trainmover::bench

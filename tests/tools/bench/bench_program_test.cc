@@ -141,6 +141,16 @@ TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
   EXPECT_EQ(o.number("replay_matches").value(), 1);
   EXPECT_EQ(o.number("cpu_bind").value(), 2);
   EXPECT_EQ(o.number("record_reserve_bytes").value(), 2 * (65536 + 44));
+  // Which kind of host: a first touch costs something, however little.
+  EXPECT_GT(o.number("first_touch_us_per_page").value(), 0);
+  for (const char* key : {"minflt_recorded", "minflt_recorded_plain", "minflt_after",
+                          "minflt_after_plain", "minflt_settled", "minflt_settled_plain"}) {
+    ASSERT_TRUE(o.number(key).ok()) << key;
+    EXPECT_GE(o.number(key).value(), 0) << key;
+  }
+  // The reserve holds the recorded outputs: the captures fault nothing in
+  // (each would take 16 faults into fresh pages).
+  EXPECT_LT(o.number("minflt_recorded").value() - o.number("minflt_recorded_plain").value(), 8);
 }
 
 }  // namespace
