@@ -132,6 +132,8 @@ Status Communicator::start(uint64_t instance_id) {
   hooks.tick_period = seconds(config_.heartbeat_interval_s);
   engine_->start(std::move(hooks));
   self_ = Endpoint{transport_->local_endpoint(), instance_id};
+  // A standby is in no epoch until it joins one.
+  log_set_identity(config_.slot, config_.slot < 0 ? -1 : static_cast<int64_t>(kFirstEpoch));
   return Status::Ok();
 }
 
