@@ -97,7 +97,7 @@ Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it,
 }
 
 Status run_live(const WorkerArgs& a) {
-  tm_config_t config;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
   TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
   Handle h;
   if (a.cpus > 0) TM_RETURN_IF_ERROR(bind_to_cpus(config.slot, a.cpus));
@@ -125,7 +125,7 @@ Status run_live(const WorkerArgs& a) {
 }
 
 Status run_replay(const WorkerArgs& a) {
-  tm_config_t config;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
   TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
   if (a.cpus > 0) TM_RETURN_IF_ERROR(bind_to_cpus(config.slot, a.cpus));
   Handle h;
