@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "comm/link_counters.h"
 #include "common/status.h"
 #include "trainmover/trainmover.h"
 
@@ -54,6 +56,10 @@ struct CommConfig {
   size_t segment_bytes = size_t{512} << 10;
   size_t socket_buffer_bytes = size_t{4} << 20;  // capped by net.core.[rw]mem_max
   int staging_buffers = 4;
+  // Where the communicator counts the links it opens and closes; null: a
+  // counter of its own. Shared so that the counts outlive the communicator
+  // (a rebuild destroys it) and several communicators can add to one.
+  std::shared_ptr<LinkCounters> link_counters;
 
   // `config` as complete_config() takes it.
   static Result<CommConfig> from_c(const tm_config_t& config);

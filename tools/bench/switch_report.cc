@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/str.h"
 #include "json_line.h"
 
 namespace trainmover::bench {
@@ -64,7 +65,8 @@ void SwitchReport::print_json() const {
     line.add("mode", mode_name(mode))
         .add("impl", impl_name(impl))
         .add("nranks", n)
-        .add("links_changed", links_changed(impl, n))
+        .add("links_opened", median(mode, impl, n, "links_opened"))
+        .add("links_closed", median(mode, impl, n, "links_closed"))
         .add("switchover_s", median(mode, impl, n, "switchover_s"))
         .add("first_collective_s", median(mode, impl, n, "first_collective_s"));
     for (const char* key : kExtraKeys) {
@@ -109,12 +111,14 @@ void SwitchReport::print_table() const {
   std::printf(
       "# switch: one slot's process replaced by a standby; median of %d rounds; ms after t0\n",
       options_.rounds);
-  std::printf("%-10s %-7s %3s %5s %11s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
-              "links", "switchover", "switch_all", "local", "cpu", "first_coll", "detection",
+  std::printf("%-10s %-7s %3s %11s %11s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
+              "links o/c", "switchover", "switch_all", "local", "cpu", "first_coll", "detection",
               "join_conn", "prepare");
   for (const auto& [cell, rounds] : rounds_) {
     auto [mode, impl, n] = cell;
-    std::printf("%-10s %-7s %3d %5d", mode_name(mode), impl_name(impl), n, links_changed(impl, n));
+    const std::string links = str_cat(median(mode, impl, n, "links_opened"), "/",
+                                      median(mode, impl, n, "links_closed"));
+    std::printf("%-10s %-7s %3d %11s", mode_name(mode), impl_name(impl), n, links.c_str());
     for (const char* key : {"switchover_s", "switchover_all_s", "switch_local_s", "switch_cpu_s",
                             "first_collective_s", "detection_s", "join_connect_s", "prepare_s"}) {
       print_ms(median(mode, impl, n, key));
