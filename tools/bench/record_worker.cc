@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/parse.h"
-#include "json_line.h"
 #include "trainmover/trainmover.h"
 #include "workload.h"
 
@@ -74,13 +74,8 @@ Status step(tm_comm_t comm, Workload& w, int passes, int it, int nslots) {
 }
 
 void print_iteration(const char* phase, int it, double elapsed, uint32_t crc) {
-  std::printf("%s\n", JsonLine()
-                          .add("phase", phase)
-                          .add("iter", it)
-                          .add("elapsed_s", elapsed)
-                          .add("crc", static_cast<long long>(crc))
-                          .str()
-                          .c_str());
+  const Json line = {{"phase", phase}, {"iter", it}, {"elapsed_s", elapsed}, {"crc", crc}};
+  std::printf("%s\n", json_line(line).c_str());
 }
 
 Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it, int nslots,
@@ -113,11 +108,8 @@ Status run_live(const WorkerArgs& a) {
   // after it (without recording, the wait returns at once).
   auto start = Clock::now();
   TM_RETURN_IF_ERROR(tm(tm_comm_wait_trace(h.comm), "tm_comm_wait_trace"));
-  std::printf("%s\n", JsonLine()
-                          .add("phase", "save_wait")
-                          .add("elapsed_s", to_seconds(Clock::now() - start))
-                          .str()
-                          .c_str());
+  const Json line = {{"phase", "save_wait"}, {"elapsed_s", to_seconds(Clock::now() - start)}};
+  std::printf("%s\n", json_line(line).c_str());
   for (int it = total; it < total + a.after; ++it) {
     TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, config.nslots, "live"));
   }
@@ -141,11 +133,8 @@ Status run_replay(const WorkerArgs& a) {
     auto start = Clock::now();
     probe.compute(a.passes, i);
     probe.apply(nslots);
-    std::printf("%s\n", JsonLine()
-                            .add("phase", "compute")
-                            .add("elapsed_s", to_seconds(Clock::now() - start))
-                            .str()
-                            .c_str());
+    const Json line = {{"phase", "compute"}, {"elapsed_s", to_seconds(Clock::now() - start)}};
+    std::printf("%s\n", json_line(line).c_str());
   }
   for (int it = 0; it < a.recorded; ++it) {
     TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, nslots, "replay"));

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "flat_json.h"
+#include "common/json.h"
 
 namespace tmsim {
 namespace {
@@ -14,23 +14,40 @@ namespace {
 // Downtimes measured for one mode, by nranks.
 using RowsByScale = std::map<double, std::vector<double>>;
 
-const FlatValue& Field(const FlatObject& row, std::string_view key) {
+using trainmover::Json;
+
+Json ParseRow(const std::string& line) {
+  Json row;
+  try {
+    row = Json::parse(line);
+  } catch (const Json::parse_error& error) {
+    throw std::runtime_error(std::string("not JSON: ") + error.what());
+  }
+  if (!row.is_object()) throw std::runtime_error("not a JSON object");
+  return row;
+}
+
+const Json& Field(const Json& row, const std::string& key) {
   const auto found = row.find(key);
-  if (found == row.end()) throw std::runtime_error("missing key \"" + std::string(key) + "\"");
-  return found->second;
+  if (found == row.end()) throw std::runtime_error("missing key \"" + key + "\"");
+  return *found;
 }
 
-double NumberField(const FlatObject& row, std::string_view key) {
-  const auto* number = std::get_if<double>(&Field(row, key));
-  if (number == nullptr) throw std::runtime_error("\"" + std::string(key) + "\" is not a number");
-  if (*number < 0) throw std::runtime_error("\"" + std::string(key) + "\" is negative");
-  return *number;
+// null is what the bench writes for a figure that is not finite.
+double NumberField(const Json& row, const std::string& key) {
+  const Json& value = Field(row, key);
+  if (value.is_null())
+    throw std::runtime_error("\"" + key + "\" is null (not measured, or not finite)");
+  if (!value.is_number()) throw std::runtime_error("\"" + key + "\" is not a number");
+  const double number = value.get<double>();
+  if (number < 0) throw std::runtime_error("\"" + key + "\" is negative");
+  return number;
 }
 
-std::string StringField(const FlatObject& row, std::string_view key) {
-  const auto* text = std::get_if<std::string>(&Field(row, key));
-  if (text == nullptr) throw std::runtime_error("\"" + std::string(key) + "\" is not a string");
-  return *text;
+std::string StringField(const Json& row, const std::string& key) {
+  const Json& value = Field(row, key);
+  if (!value.is_string()) throw std::runtime_error("\"" + key + "\" is not a string");
+  return value.get<std::string>();
 }
 
 double Median(std::vector<double> values) {
@@ -54,7 +71,7 @@ LogLinear FitMode(const RowsByScale& rows, std::string_view mode, double fallbac
   return line;
 }
 
-void AddRow(const FlatObject& row, RowsByScale& planned, RowsByScale& unexpected) {
+void AddRow(const Json& row, RowsByScale& planned, RowsByScale& unexpected) {
   if (StringField(row, "impl") != "delta") return;
   const std::string mode = StringField(row, "mode");
   const double nranks = NumberField(row, "nranks");
@@ -80,7 +97,7 @@ MeasuredDowntimes ReadMeasuredDowntimes(std::istream& in, double planned_fallbac
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      AddRow(ParseFlatJsonObject(line), planned, unexpected);
+      AddRow(ParseRow(line), planned, unexpected);
     } catch (const std::runtime_error& error) {
       throw std::runtime_error("line " + std::to_string(number) + ": " + error.what());
     }

@@ -1,8 +1,10 @@
 #include "report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
+#include "common/json.h"
 #include "failure_model.h"
 
 namespace tmsim {
@@ -24,6 +26,16 @@ std::string EttrCell(const Summary& summary) {
 
 std::string Cell(double value, int decimals, std::size_t width) {
   return Padded(Fixed(value, decimals), width);
+}
+
+// `value` rounded to `decimals` for JSON: an integer with none; null (by
+// the writer) when it is not finite.
+trainmover::Json Figure(double value, int decimals) {
+  if (!std::isfinite(value)) return value;
+  const double scale = std::pow(10.0, decimals);
+  const double rounded = std::round(value * scale) / scale;
+  if (decimals == 0 && std::fabs(rounded) < 9e15) return static_cast<long long>(rounded);
+  return rounded;
 }
 
 }  // namespace
@@ -67,17 +79,21 @@ void WriteTable(std::ostream& out, std::span<const ProjectionRow> rows, double w
 
 void WriteJsonLines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
   for (const ProjectionRow& row : rows) {
-    out << "{\"gpus\":" << Fixed(row.gpus, 0) << ",\"policy\":\"" << row.policy
-        << "\",\"ettr\":" << Fixed(row.summary.ettr_mean, 6)
-        << ",\"ettr_ci95\":" << Fixed(row.summary.ettr_ci95, 6)
-        << ",\"wasted_gpu_hours_per_week\":" << Fixed(row.wasted_gpu_hours_per_week, 1)
-        << ",\"cost_usd_per_week\":" << Fixed(row.cost_usd_per_week, 0)
-        << ",\"interruptions\":" << Fixed(row.summary.interruptions, 2)
-        << ",\"unexpected\":" << Fixed(row.summary.unexpected, 2)
-        << ",\"standby_misses\":" << Fixed(row.summary.standby_misses, 2)
-        << ",\"standby_gpus\":" << row.standby_gpus
-        << ",\"mttf_hours\":" << Fixed(row.mttf_hours, 3) << ",\"weeks\":" << Fixed(weeks, 2)
-        << ",\"replications\":" << row.summary.replications << "}\n";
+    const trainmover::Json line = {
+        {"gpus", Figure(row.gpus, 0)},
+        {"policy", row.policy},
+        {"ettr", Figure(row.summary.ettr_mean, 6)},
+        {"ettr_ci95", Figure(row.summary.ettr_ci95, 6)},
+        {"wasted_gpu_hours_per_week", Figure(row.wasted_gpu_hours_per_week, 1)},
+        {"cost_usd_per_week", Figure(row.cost_usd_per_week, 0)},
+        {"interruptions", Figure(row.summary.interruptions, 2)},
+        {"unexpected", Figure(row.summary.unexpected, 2)},
+        {"standby_misses", Figure(row.summary.standby_misses, 2)},
+        {"standby_gpus", row.standby_gpus},
+        {"mttf_hours", Figure(row.mttf_hours, 3)},
+        {"weeks", Figure(weeks, 2)},
+        {"replications", row.summary.replications}};
+    out << trainmover::json_line(line) << '\n';
   }
 }
 
