@@ -5,7 +5,8 @@
 TM_PACKAGES="build-essential autoconf automake autoconf-archive libtool pkg-config
   libssl-dev libgtest-dev libgmock-dev clang libclang-rt-14-dev
   libgloo-dev openmpi-bin libopenmpi-dev
-  libslurm-dev slurmctld slurmd slurm-client munge libpmix-dev libibverbs-dev libboost-program-options-dev libzstd-dev"
+  libslurm-dev slurmctld slurmd slurm-client munge libpmix-dev libibverbs-dev libboost-program-options-dev libzstd-dev
+  nlohmann-json3-dev"
 
 tm_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 

@@ -79,13 +79,31 @@ typedef struct tm_comm* tm_comm_t;
 typedef struct tm_store_server* tm_store_server_t;
 
 /*
- * Communicator configuration. Initialise with tm_config_init(), which fills
- * the defaults and then applies the TRAINMOVER_* environment variables (see
- * trainmover(7)); set fields after that to override both.
+ * Communicator configuration. Declare it with TM_CONFIG_INITIALIZER, then
+ * call tm_config_init(), which fills the defaults and applies the
+ * TRAINMOVER_* environment variables (see trainmover(7)); set fields after
+ * that to override both:
+ *
+ *   tm_config_t config = TM_CONFIG_INITIALIZER;
+ *   tm_config_init(&config);
+ *
  * Strings are copied by tm_comm_init(); they need not outlive the call.
+ *
+ * Compatibility: the first three fields tell the library which header the
+ * program was built with. New fields are only ever added at the end, so a
+ * program built against an older header passes a shorter struct: the
+ * library reads (and tm_config_init() writes) only its struct_size bytes,
+ * and the fields it lacks take what tm_config_init() would give them.
+ * A struct_size larger than the library's tm_config_t, one that is not a
+ * multiple of 8 or shorter than these three fields, a wrong magic or a
+ * newer version is refused with TM_ERROR_INVALID_ARGUMENT.
  */
+#define TM_CONFIG_MAGIC 0x746d6366u /* "tmcf" */
+#define TM_CONFIG_VERSION 1u        /* this header's layout; raised with each new field */
 typedef struct {
-  size_t struct_size;           /* sizeof(tm_config_t), for ABI checks */
+  size_t struct_size;           /* sizeof(tm_config_t) of the caller's header */
+  unsigned int magic;           /* TM_CONFIG_MAGIC */
+  unsigned int version;         /* TM_CONFIG_VERSION of the caller's header */
   int slot;                     /* this process's slot, 0 <= slot < nslots */
   int nslots;                   /* number of slots in the communicator */
   uint64_t job_id;              /* identifies the job on the wire */
@@ -112,11 +130,29 @@ typedef struct {
    * outputs take; tm_comm_init() pays the faults (on a virtual machine that
    * returns freed memory to its host, about 11 us per 4 KiB page). */
   size_t record_reserve_bytes;
+  /* New fields go here, each starting at a multiple of 8 bytes (so that an
+   * older, shorter struct never ends inside one), with their default in
+   * TM_CONFIG_INITIALIZER. */
 } tm_config_t;
 
-/* Fill `config` with defaults, then apply TRAINMOVER_* variables. Fails with
- * TM_ERROR_INVALID_ARGUMENT, naming the variable, when one cannot be parsed.
- * String fields taken from the environment point into it. */
+/* The header fields and the built-in defaults, in field order (the
+ * TRAINMOVER_* variables are applied by tm_config_init()). */
+#define TM_CONFIG_INITIALIZER                                                                \
+  {                                                                                          \
+    sizeof(tm_config_t), TM_CONFIG_MAGIC, TM_CONFIG_VERSION, /* slot */ -1, /* nslots */ 0,  \
+        /* job_id */ 0, /* job_secret */ NULL, /* store_address */ NULL,                     \
+        /* listen_address */ NULL, /* listen_interface */ NULL, /* name */ "world",          \
+        /* timeout_s */ 30.0, /* connect_timeout_s */ 60.0, /* heartbeat_interval_s */ 0.5,  \
+        /* segment_bytes */ (size_t)512 << 10, /* socket_buffer_bytes */ (size_t)4 << 20,    \
+        /* staging_buffers */ 4, /* record_iterations */ 2, /* trace_dir */ NULL,            \
+        /* trace_compress */ 0, /* role */ NULL, /* record_reserve_bytes */ (size_t)32 << 20 \
+  }
+
+/* Fill `config` (declared with TM_CONFIG_INITIALIZER: only its struct_size
+ * bytes are written) with defaults, then apply TRAINMOVER_* variables. Fails
+ * with TM_ERROR_INVALID_ARGUMENT, naming the variable, when one cannot be
+ * parsed, or naming the field when the header fields are wrong. String
+ * fields taken from the environment point into it. */
 tm_result_t tm_config_init(tm_config_t* config);
 
 /* Join the communicator described by `config`: publish this slot's endpoint

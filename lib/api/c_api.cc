@@ -83,7 +83,7 @@ trainmover::Status leaving_sandbox(tm_comm_t comm, const char* call) {
 // A live backend for a process that serves no slot yet.
 trainmover::Result<std::unique_ptr<trainmover::api::CommBackend>> standby_backend(
     const tm_config_t& config) {
-  tm_config_t copy = config;
+  TM_ASSIGN_OR_RETURN(tm_config_t copy, trainmover::complete_config(config));
   copy.slot = 0;  // a standby has none; any valid value passes the checks
   TM_ASSIGN_OR_RETURN(trainmover::CommConfig c, trainmover::CommConfig::from_c(copy));
   TM_ASSIGN_OR_RETURN(auto impl, trainmover::Communicator::create_standby(c));
@@ -98,7 +98,7 @@ extern "C" {
 tm_result_t tm_config_init(tm_config_t* config) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(config, "config"));
-    return trainmover::init_config(*config);
+    return trainmover::init_caller_config(*config);
   });
 }
 

@@ -2,16 +2,13 @@
 
 #include <unistd.h>
 
+#include "comm/config.h"
 #include "record/compress.h"
 
 namespace trainmover::api {
 
-Result<RecordConfig> RecordConfig::from_c(const tm_config_t& c) {
-  if (c.struct_size != sizeof(tm_config_t)) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size,
-                 ", expected ", sizeof(tm_config_t),
-                 ": initialise the configuration with tm_config_init()");
-  }
+Result<RecordConfig> RecordConfig::from_c(const tm_config_t& caller) {
+  TM_ASSIGN_OR_RETURN(const tm_config_t c, complete_config(caller));
   RecordConfig out;
   out.job_id = c.job_id;
   out.slot = c.slot;

@@ -22,7 +22,8 @@ struct RecordConfig {
   bool role_given = false;  // config.role was set
 
   bool recording() const { return iterations > 0 && !trace_dir.empty(); }
-  // Checks struct_size and the fields above, naming field and variable;
+  // `config` as complete_config() (comm/config.h) takes it. Checks the
+  // fields above, naming field and variable;
   // fails when compression is asked for and this build has no zstd.
   static Result<RecordConfig> from_c(const tm_config_t& config);
 };

@@ -62,6 +62,8 @@ Communicator::Communicator(CommConfig config, JobSecret secret,
     : config_(std::move(config)),
       secret_(std::move(secret)),
       store_(std::move(store)),
+      link_counters_(config_.link_counters ? config_.link_counters
+                                           : std::make_shared<LinkCounters>()),
       peers_(config_.nslots, config_.slot),
       staging_(static_cast<size_t>(config_.staging_buffers), config_.segment_bytes),
       collective_op_(peers_, staging_, seconds(config_.timeout_s),
@@ -126,12 +128,15 @@ Status Communicator::start(uint64_t instance_id) {
                                                                            to, &peers_, &peers_));
   transport_ = std::move(transport);
   peers_.set_transport(transport_.get());
+  peers_.set_link_counters(link_counters_.get());
   Engine::Hooks hooks;
   hooks.after_events = [this] { transport_->sweep(); };
   hooks.on_tick = [this] { peers_.send_heartbeats(); };
   hooks.tick_period = seconds(config_.heartbeat_interval_s);
   engine_->start(std::move(hooks));
   self_ = Endpoint{transport_->local_endpoint(), instance_id};
+  // A standby is in no epoch until it joins one.
+  log_set_identity(config_.slot, config_.slot < 0 ? -1 : static_cast<int64_t>(kFirstEpoch));
   return Status::Ok();
 }
 

@@ -78,6 +78,10 @@ class Communicator {
   // Bytes of data buffers (staging) allocated; fixed at creation: a switch
   // allocates none.
   size_t data_buffer_bytes() const { return staging_.slots() * staging_.slot_bytes(); }
+  // Links this process has opened and closed so far (comm/link_counters.h):
+  // the difference across a switch is what the switch changed here. With
+  // config.link_counters, that shared count.
+  LinkCounts link_counts() const { return link_counters_->read(); }
 
   int slot() const { return config_.slot; }
   int nslots() const { return config_.nslots; }
@@ -132,7 +136,8 @@ class Communicator {
   CommConfig config_;
   JobSecret secret_;
   std::unique_ptr<rendezvous::Store> store_;
-  std::unique_ptr<Engine> engine_;  // its loop outlives transport_ and the links
+  std::shared_ptr<LinkCounters> link_counters_;  // outlives peers_
+  std::unique_ptr<Engine> engine_;               // its loop outlives transport_ and the links
   PeerTable peers_;
   StagingPool staging_;
   std::unique_ptr<transport::Transport> transport_;

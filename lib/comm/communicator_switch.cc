@@ -152,6 +152,7 @@ Status Communicator::wait_prepared() {
 // Starts the epoch of `view` on the caller's side: operation numbers restart.
 void Communicator::adopt(const View& view) {
   epoch_ = view.epoch;
+  log_set_identity(config_.slot, static_cast<int64_t>(epoch_));
   for (int s = 0; s < view.nslots(); ++s)
     endpoints_[static_cast<size_t>(s)] = view.slots[static_cast<size_t>(s)];
   collectives_ = 0;

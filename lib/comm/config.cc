@@ -1,6 +1,9 @@
 #include "comm/config.h"
 
+#include <cstddef>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -132,23 +135,41 @@ const std::vector<EnvVar>& env_table() {
   return table;
 }
 
+std::string hex_u32(uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", value);
+  return text;
+}
+
+// The header fields of a caller's struct (trainmover.h): checked before
+// anything else of it is read.
+Status check_header(const tm_config_t& c) {
+  constexpr size_t kHeaderBytes = offsetof(tm_config_t, slot);
+  if (c.magic != TM_CONFIG_MAGIC) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.magic is ", hex_u32(c.magic),
+                 ", not TM_CONFIG_MAGIC (", hex_u32(TM_CONFIG_MAGIC),
+                 "): declare the configuration with TM_CONFIG_INITIALIZER, then call "
+                 "tm_config_init()");
+  }
+  if (c.version < 1 || c.version > TM_CONFIG_VERSION) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.version is ", c.version,
+                 "; this library knows versions 1 to ", TM_CONFIG_VERSION,
+                 " (a program built against a newer trainmover.h?)");
+  }
+  if (c.struct_size < kHeaderBytes || c.struct_size > sizeof(tm_config_t) ||
+      c.struct_size % alignof(tm_config_t) != 0) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size,
+                 ": not the size of a tm_config_t of this or an older header (a multiple of ",
+                 alignof(tm_config_t), " from ", kHeaderBytes, " to ", sizeof(tm_config_t),
+                 "); declare the configuration with TM_CONFIG_INITIALIZER");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status init_config(tm_config_t& c) {
-  const CommConfig d;
-  c = tm_config_t{};
-  c.struct_size = sizeof(tm_config_t);
-  c.slot = d.slot;
-  c.nslots = d.nslots;
-  c.name = "world";
-  c.timeout_s = d.timeout_s;
-  c.connect_timeout_s = d.connect_timeout_s;
-  c.heartbeat_interval_s = d.heartbeat_interval_s;
-  c.segment_bytes = d.segment_bytes;
-  c.socket_buffer_bytes = d.socket_buffer_bytes;
-  c.staging_buffers = d.staging_buffers;
-  c.record_iterations = 2;
-  c.record_reserve_bytes = kDefaultRecordReserveBytes;
+  c = tm_config_t TM_CONFIG_INITIALIZER;
   for (const EnvVar& var : env_table()) {
     const char* value = std::getenv(var.name);
     if (value == nullptr || *value == '\0') continue;
@@ -156,6 +177,30 @@ Status init_config(tm_config_t& c) {
     if (!st.ok()) return Status(TM_ERROR_INVALID_ARGUMENT, str_cat(var.name, ": ", st.message()));
   }
   return Status::Ok();
+}
+
+Status init_caller_config(tm_config_t& caller) {
+  TM_RETURN_IF_ERROR(check_header(caller));
+  tm_config_t full;
+  TM_RETURN_IF_ERROR(init_config(full));
+  const size_t size = caller.struct_size;
+  const unsigned version = caller.version;
+  std::memcpy(&caller, &full, size);
+  caller.struct_size = size;  // the caller's header stays
+  caller.version = version;
+  return Status::Ok();
+}
+
+Result<tm_config_t> complete_config(const tm_config_t& caller) {
+  TM_RETURN_IF_ERROR(check_header(caller));
+  tm_config_t full = TM_CONFIG_INITIALIZER;
+  // Only an older header's struct has a tail to fill; the environment is not
+  // read (nor its errors reported) for a complete one.
+  if (caller.struct_size < sizeof(tm_config_t)) TM_RETURN_IF_ERROR(init_config(full));
+  std::memcpy(&full, &caller, caller.struct_size);
+  full.struct_size = sizeof(tm_config_t);
+  full.version = TM_CONFIG_VERSION;
+  return full;
 }
 
 std::string environment_help() {
@@ -173,12 +218,8 @@ std::vector<std::string> environment_variables() {
   return names;
 }
 
-Result<CommConfig> CommConfig::from_c(const tm_config_t& c) {
-  if (c.struct_size != sizeof(tm_config_t)) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "tm_config_t.struct_size is ", c.struct_size,
-                 ", expected ", sizeof(tm_config_t),
-                 ": initialise the configuration with tm_config_init()");
-  }
+Result<CommConfig> CommConfig::from_c(const tm_config_t& caller) {
+  TM_ASSIGN_OR_RETURN(const tm_config_t c, complete_config(caller));
   CommConfig out;
   out.slot = c.slot;
   out.nslots = c.nslots;

@@ -7,17 +7,29 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "comm/link_counters.h"
 #include "common/status.h"
 #include "trainmover/trainmover.h"
 
 namespace trainmover {
 
-// Defaults, then the environment. Strings point into the environment or to
-// static literals.
+// Defaults, then the environment, into a struct of this header's size.
+// Strings point into the environment or to static literals.
 Status init_config(tm_config_t& config);
+
+// A caller's tm_config_t, possibly from an older header (trainmover.h says
+// how it may differ), and the only code that reads or writes one: each
+// checks the header fields (magic, version, struct_size), naming the one
+// that is wrong, and touches only the caller's struct_size bytes.
+//   init_caller_config: tm_config_init(), written into those bytes.
+//   complete_config:    the caller's struct at this header's size; the
+//                       fields an older header lacks take init_config's.
+Status init_caller_config(tm_config_t& caller);
+Result<tm_config_t> complete_config(const tm_config_t& caller);
 
 // Text listing every TRAINMOVER_* variable, for --help output.
 std::string environment_help();
@@ -26,7 +38,8 @@ std::vector<std::string> environment_variables();
 
 // tm_config_t.record_reserve_bytes by default: the recorded iterations of a
 // small job (two iterations of 16 MiB of outputs).
-inline constexpr size_t kDefaultRecordReserveBytes = size_t{32} << 20;
+inline constexpr size_t kDefaultRecordReserveBytes =
+    tm_config_t TM_CONFIG_INITIALIZER.record_reserve_bytes;
 
 struct CommConfig {
   int slot = -1;
@@ -43,7 +56,12 @@ struct CommConfig {
   size_t segment_bytes = size_t{512} << 10;
   size_t socket_buffer_bytes = size_t{4} << 20;  // capped by net.core.[rw]mem_max
   int staging_buffers = 4;
+  // Where the communicator counts the links it opens and closes; null: a
+  // counter of its own. Shared so that the counts outlive the communicator
+  // (a rebuild destroys it) and several communicators can add to one.
+  std::shared_ptr<LinkCounters> link_counters;
 
+  // `config` as complete_config() takes it.
   static Result<CommConfig> from_c(const tm_config_t& config);
   // Each problem is named with the field and its environment variable.
   Status validate() const;

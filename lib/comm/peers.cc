@@ -36,6 +36,7 @@ void PeerTable::start_as(int slot, uint64_t epoch, std::vector<uint64_t> instanc
 
 void PeerTable::prepare_next(uint64_t epoch, std::vector<int> open,
                              std::vector<uint64_t> instances) {
+  count_closed(next_.links);
   next_ = NextEpoch{};  // an earlier prepared epoch's links go
   next_.active = true;
   next_.epoch = epoch;
@@ -74,6 +75,7 @@ void PeerTable::retire_replaced() {
     bool replaced = known != 0 && known != next_instance;
     if (!replaced) continue;
     if (p.connecting) transport_->cancel_connect(s);
+    count_closed(p.link);
     retire(std::move(p.link));
     p = Peer{};
   }
@@ -204,6 +206,7 @@ void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link,
     if (next_.active && link->epoch() == next_.epoch && opens_next(slot) &&
         !next_.links[static_cast<size_t>(slot)]) {
       next_.links[static_cast<size_t>(slot)] = std::move(link);
+      count_opened();
     } else {
       log(LogLevel::kInfo, "dropping a link of epoch ", link->epoch(), " to slot ", slot);
     }
@@ -216,6 +219,7 @@ void PeerTable::on_link_ready(std::unique_ptr<transport::Link> link,
     return;
   }
   p.link = std::move(link);
+  count_opened();
   instances_[static_cast<size_t>(slot)] = p.link->peer_instance();
   p.connect_error = Status::Ok();
   p.liveness.heard = true;
@@ -323,7 +327,11 @@ void PeerTable::drain_all() {
 }
 
 void PeerTable::clear() {
-  for (Peer& p : peers_) p.link.reset();
+  for (Peer& p : peers_) {
+    count_closed(p.link);
+    p.link.reset();
+  }
+  count_closed(next_.links);
   retiring_.clear();
   next_ = NextEpoch{};
 }

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/link_counters.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "transport/link.h"
@@ -48,6 +49,9 @@ class PeerTable final : public transport::TransportListener, public transport::L
 
   PeerTable(int nslots, int slot);
   void set_transport(transport::Transport* transport) { transport_ = transport; }
+  // Where links opened and closed are counted (comm/link_counters.h); not
+  // owned, outlives this table; null: not counted.
+  void set_link_counters(LinkCounters* counters) { counters_ = counters; }
 
   int nslots() const { return static_cast<int>(peers_.size()); }
   int slot() const { return slot_; }
@@ -129,12 +133,23 @@ class PeerTable final : public transport::TransportListener, public transport::L
   void on_next_failed(int slot, const Status& why);
   void retire_replaced();
   void retire(std::unique_ptr<transport::Link> link);
+  void count_opened() {
+    if (counters_ != nullptr) counters_->count_opened();
+  }
+  // Counts the links that exist, before they are dropped.
+  void count_closed(const std::unique_ptr<transport::Link>& link) {
+    if (link && counters_ != nullptr) counters_->count_closed();
+  }
+  void count_closed(const std::vector<std::unique_ptr<transport::Link>>& links) {
+    for (const auto& link : links) count_closed(link);
+  }
   void prune_retiring();
 
   int slot_;
   uint64_t epoch_ = 0;
   std::vector<uint64_t> instances_;  // index: slot; 0 while unknown
   transport::Transport* transport_ = nullptr;
+  LinkCounters* counters_ = nullptr;
   std::vector<Peer> peers_;
   NextEpoch next_;
   // Links to processes replaced at a switch, closing gracefully: a planned

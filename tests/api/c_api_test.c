@@ -28,7 +28,7 @@ static int expect_error(tm_result_t got, tm_result_t want, const char* what) {
 }
 
 int main(void) {
-  tm_config_t config;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
   tm_comm_t comm = NULL;
   int slot = -1, nslots = 0, failed = 0;
   CHECK(tm_config_init(&config));

@@ -43,7 +43,7 @@ static int iterate(tm_comm_t comm, int slot, int iteration) {
 }
 
 int main(void) {
-  tm_config_t config;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
   tm_comm_t comm = NULL;
   uint64_t epoch = 99;
   int process, slot = -1;

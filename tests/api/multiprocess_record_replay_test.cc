@@ -27,7 +27,7 @@ constexpr size_t kCount = 4099;  // not a multiple of anything
 // A C configuration for a TestJob slot; its strings point into `cc` and
 // `trace_dir`, which must outlive it.
 tm_config_t c_config(const CommConfig& cc, const std::string& trace_dir) {
-  tm_config_t c;
+  tm_config_t c = TM_CONFIG_INITIALIZER;
   tm_config_init(&c);
   c.slot = cc.slot;
   c.nslots = cc.nslots;

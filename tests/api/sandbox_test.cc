@@ -116,7 +116,7 @@ class Sandbox : public ::testing::Test {
   }
 
   std::string dir_, path_;
-  tm_config_t config_{};
+  tm_config_t config_ = TM_CONFIG_INITIALIZER;
   tm_comm_t comm_ = nullptr;
 };
 

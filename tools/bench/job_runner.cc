@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "common/json.h"
 #include "config.h"
-#include "json_line.h"
 #include "launcher/local_job.h"
 
 namespace trainmover::bench {
@@ -65,9 +65,9 @@ Result<std::string> mpi_program() {
 // OpenMPI was told to use; refuse the "openmpi-tcp" label otherwise.
 Status check_mpi_transport(const std::string& output) {
   std::string first = output.substr(0, output.find('\n'));
-  TM_ASSIGN_OR_RETURN(JsonObject header, JsonObject::parse(first));
-  auto pml = header.string("pml");
-  auto btl = header.string("btl");
+  TM_ASSIGN_OR_RETURN(Json header, parse_json_object(first));
+  auto pml = json_string(header, "pml");
+  auto btl = json_string(header, "btl");
   if (pml != "ob1" || btl != "tcp,self") {
     return error(TM_ERROR_UNSUPPORTED,
                  "OpenMPI did not run with pml ob1 and btl tcp,self (pml=", pml.value_or("?"),
@@ -93,10 +93,10 @@ Result<IterationTimes> times_from_outputs(const std::vector<std::string>& output
   for (size_t rank = 0; rank < outputs.size(); ++rank) {
     for (std::string_view line : split(outputs[rank], '\n')) {
       if (line.empty() || line.front() != '{') continue;
-      TM_ASSIGN_OR_RETURN(JsonObject object, JsonObject::parse(line));
-      if (!object.has(elapsed_key)) continue;
-      TM_ASSIGN_OR_RETURN(double bytes, object.number("bytes"));
-      TM_ASSIGN_OR_RETURN(double elapsed, object.number(elapsed_key));
+      TM_ASSIGN_OR_RETURN(Json object, parse_json_object(line));
+      if (!object.contains(elapsed_key)) continue;
+      TM_ASSIGN_OR_RETURN(double bytes, json_number(object, "bytes"));
+      TM_ASSIGN_OR_RETURN(double elapsed, json_number(object, elapsed_key));
       auto it = std::find_if(plan.begin(), plan.end(), [&](const SizePlan& p) {
         return static_cast<double>(p.bytes) == bytes;
       });

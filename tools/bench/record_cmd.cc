@@ -12,9 +12,9 @@
 #include "cli/command_line.h"
 #include "comm/config.h"
 #include "common/median.h"
+#include "common/json.h"
 #include "common/parse.h"
 #include "job_runner.h"
-#include "json_line.h"
 #include "launcher/local_job.h"
 #include "record/trace_dir.h"
 #include "record/trace_format.h"
@@ -122,20 +122,21 @@ Result<PhaseLines> parse_lines(const launcher::LocalJobResult& result, const std
   for (const auto& rank : result.ranks) {
     for (std::string_view line : split(rank.output, '\n')) {
       if (line.empty() || line.front() != '{') continue;
-      TM_ASSIGN_OR_RETURN(JsonObject o, JsonObject::parse(line));
-      TM_ASSIGN_OR_RETURN(double elapsed, o.number("elapsed_s"));
-      if (o.string("phase") == "compute") {
+      TM_ASSIGN_OR_RETURN(Json o, parse_json_object(line));
+      TM_ASSIGN_OR_RETURN(double elapsed, json_number(o, "elapsed_s"));
+      const std::optional<std::string> line_phase = json_string(o, "phase");
+      if (line_phase == "compute") {
         out.compute_s.push_back(elapsed);
         continue;
       }
-      if (o.string("phase") == "save_wait") {
+      if (line_phase == "save_wait") {
         out.save_wait_s = std::max(out.save_wait_s, elapsed);
         continue;
       }
-      if (o.string("phase") != phase) continue;
-      TM_ASSIGN_OR_RETURN(double iter, o.number("iter"));
-      TM_ASSIGN_OR_RETURN(double crc, o.number("crc"));
-      TM_ASSIGN_OR_RETURN(double faults, o.number("minflt"));
+      if (line_phase != phase) continue;
+      TM_ASSIGN_OR_RETURN(double iter, json_number(o, "iter"));
+      TM_ASSIGN_OR_RETURN(double crc, json_number(o, "crc"));
+      TM_ASSIGN_OR_RETURN(double faults, json_number(o, "minflt"));
       auto i = static_cast<size_t>(iter);
       if (out.iteration_s.size() <= i) {
         out.iteration_s.resize(i + 1, 0.0);
@@ -301,43 +302,42 @@ void RecordBench::print(bool json) const {
     noise_settled = noise("control_settled_window_s", plain_settled);
   }
   if (json) {
-    JsonLine line;
-    line.add("bench", "record")
-        .add("nranks", o_.nranks)
-        .add("bytes", static_cast<long long>(o_.bytes))
-        .add("passes", o_.passes)
-        .add("record_iterations", o_.recorded)
-        .add("rounds", o_.rounds)
-        .add("compressed", o_.compress ? 1 : 0)
-        .add("cpu_bind", o_.cpus_per_rank)
-        .add("record_reserve_bytes", static_cast<long long>(reserve_bytes()))
-        .add("iter_time_s", after)
-        .add("iter_time_recording_s", rec)
-        .add("overhead_pct", overhead)
-        .add("baseline_iter_time_s", plain_after)
-        .add("overhead_after_pct", after_overhead)
-        .add("iter_time_settled_s", settled)
-        .add("overhead_settled_pct", settled_overhead)
-        .add("save_wait_s", med("save_wait_s"))
-        .add("trace_bytes_per_role", trace_bytes)
-        .add("trace_files", static_cast<long long>(trace_files_))
-        .add("replay_iter_time_s", replay)
-        .add("compute_time_s", compute)
-        .add("replay_overhead_pct", replay_overhead)
-        .add("replay_matches", replay_matches_ ? 1 : 0);
-    line.add("first_touch_us_per_page", first_touch_us_)
-        .add("minflt_recorded", med("recording_recorded_minflt"))
-        .add("minflt_recorded_plain", med("plain_recorded_minflt"))
-        .add("minflt_after", med("recording_after_minflt"))
-        .add("minflt_after_plain", med("plain_after_minflt"))
-        .add("minflt_settled", med("recording_settled_minflt"))
-        .add("minflt_settled_plain", med("plain_settled_minflt"));
+    Json line = {{"bench", "record"},
+                 {"nranks", o_.nranks},
+                 {"bytes", o_.bytes},
+                 {"passes", o_.passes},
+                 {"record_iterations", o_.recorded},
+                 {"rounds", o_.rounds},
+                 {"compressed", o_.compress ? 1 : 0},
+                 {"cpu_bind", o_.cpus_per_rank},
+                 {"record_reserve_bytes", reserve_bytes()},
+                 {"iter_time_s", after},
+                 {"iter_time_recording_s", rec},
+                 {"overhead_pct", overhead},
+                 {"baseline_iter_time_s", plain_after},
+                 {"overhead_after_pct", after_overhead},
+                 {"iter_time_settled_s", settled},
+                 {"overhead_settled_pct", settled_overhead},
+                 {"save_wait_s", med("save_wait_s")},
+                 {"trace_bytes_per_role", trace_bytes},
+                 {"trace_files", trace_files_},
+                 {"replay_iter_time_s", replay},
+                 {"compute_time_s", compute},
+                 {"replay_overhead_pct", replay_overhead},
+                 {"replay_matches", replay_matches_ ? 1 : 0}};
+    line["first_touch_us_per_page"] = first_touch_us_;
+    line["minflt_recorded"] = med("recording_recorded_minflt");
+    line["minflt_recorded_plain"] = med("plain_recorded_minflt");
+    line["minflt_after"] = med("recording_after_minflt");
+    line["minflt_after_plain"] = med("plain_after_minflt");
+    line["minflt_settled"] = med("recording_settled_minflt");
+    line["minflt_settled_plain"] = med("plain_settled_minflt");
     if (o_.control) {
-      line.add("noise_pct", noise_rec)
-          .add("noise_after_pct", noise_after)
-          .add("noise_settled_pct", noise_settled);
+      line["noise_pct"] = noise_rec;
+      line["noise_after_pct"] = noise_after;
+      line["noise_settled_pct"] = noise_settled;
     }
-    std::printf("%s\n", line.str().c_str());
+    std::printf("%s\n", json_line(line).c_str());
     return;
   }
   std::printf(

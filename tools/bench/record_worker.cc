@@ -10,9 +10,9 @@
 
 #include "cli/command_line.h"
 #include "common/clock.h"
+#include "common/json.h"
 #include "common/page_faults.h"
 #include "common/parse.h"
-#include "json_line.h"
 #include "trainmover/trainmover.h"
 #include "workload.h"
 
@@ -75,14 +75,9 @@ Status step(tm_comm_t comm, Workload& w, int passes, int it, int nslots) {
 }
 
 void print_iteration(const char* phase, int it, double elapsed, uint32_t crc, uint64_t faults) {
-  std::printf("%s\n", JsonLine()
-                          .add("phase", phase)
-                          .add("iter", it)
-                          .add("elapsed_s", elapsed)
-                          .add("crc", static_cast<long long>(crc))
-                          .add("minflt", static_cast<unsigned long long>(faults))
-                          .str()
-                          .c_str());
+  const Json line = {
+      {"phase", phase}, {"iter", it}, {"elapsed_s", elapsed}, {"crc", crc}, {"minflt", faults}};
+  std::printf("%s\n", json_line(line).c_str());
 }
 
 Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it, int nslots,
@@ -101,7 +96,7 @@ Status timed_iteration(tm_comm_t comm, Workload& w, const WorkerArgs& a, int it,
 }
 
 Status run_live(const WorkerArgs& a) {
-  tm_config_t config;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
   TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
   Handle h;
   if (a.cpus > 0) TM_RETURN_IF_ERROR(bind_to_cpus(config.slot, a.cpus));
@@ -117,11 +112,8 @@ Status run_live(const WorkerArgs& a) {
   // after it (without recording, the wait returns at once).
   auto start = Clock::now();
   TM_RETURN_IF_ERROR(tm(tm_comm_wait_trace(h.comm), "tm_comm_wait_trace"));
-  std::printf("%s\n", JsonLine()
-                          .add("phase", "save_wait")
-                          .add("elapsed_s", to_seconds(Clock::now() - start))
-                          .str()
-                          .c_str());
+  const Json line = {{"phase", "save_wait"}, {"elapsed_s", to_seconds(Clock::now() - start)}};
+  std::printf("%s\n", json_line(line).c_str());
   for (int it = total; it < total + a.after; ++it) {
     TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, config.nslots, "live"));
   }
@@ -129,7 +121,7 @@ Status run_live(const WorkerArgs& a) {
 }
 
 Status run_replay(const WorkerArgs& a) {
-  tm_config_t config;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
   TM_RETURN_IF_ERROR(tm(tm_config_init(&config), "tm_config_init"));
   if (a.cpus > 0) TM_RETURN_IF_ERROR(bind_to_cpus(config.slot, a.cpus));
   Handle h;
@@ -145,11 +137,8 @@ Status run_replay(const WorkerArgs& a) {
     auto start = Clock::now();
     probe.compute(a.passes, i);
     probe.apply(nslots);
-    std::printf("%s\n", JsonLine()
-                            .add("phase", "compute")
-                            .add("elapsed_s", to_seconds(Clock::now() - start))
-                            .str()
-                            .c_str());
+    const Json line = {{"phase", "compute"}, {"elapsed_s", to_seconds(Clock::now() - start)}};
+    std::printf("%s\n", json_line(line).c_str());
   }
   for (int it = 0; it < a.recorded; ++it) {
     TM_RETURN_IF_ERROR(timed_iteration(h.comm, w, a, it, nslots, "replay"));

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/json.h"
 #include "common/median.h"
-#include "json_line.h"
 
 namespace trainmover::bench {
 namespace {
@@ -65,21 +65,20 @@ void AllreduceReport::print_json() const {
   for (size_t i = 0; i < plan_.size(); ++i) {
     for (const std::string& impl : measured_impls()) {
       double t = median_time(impl, i);
-      JsonLine line;
-      line.add("impl", impl)
-          .add("op", "allreduce")
-          .add("nranks", options_.nranks)
-          .add("bytes", static_cast<unsigned long long>(plan_[i].bytes))
-          .add("iters", plan_[i].iters)
-          .add("rounds", static_cast<int>(rounds_.at(impl).size()))
-          .add("time_s", t)
-          .add("busbw_GBps", busbw(plan_[i].bytes, t));
+      Json line = {{"impl", impl},
+                   {"op", "allreduce"},
+                   {"nranks", options_.nranks},
+                   {"bytes", plan_[i].bytes},
+                   {"iters", plan_[i].iters},
+                   {"rounds", rounds_.at(impl).size()},
+                   {"time_s", t},
+                   {"busbw_GBps", busbw(plan_[i].bytes, t)}};
       if (impl == kImplTrainmover) {
         for (const char* peer : {kImplGloo, kImplOpenmpiTcp}) {
-          if (rounds_.count(peer) != 0) line.add(ratio_key(peer), ratio(peer, i));
+          if (rounds_.count(peer) != 0) line[ratio_key(peer)] = ratio(peer, i);
         }
       }
-      std::printf("%s\n", line.str().c_str());
+      std::printf("%s\n", json_line(line).c_str());
     }
   }
   std::fflush(stdout);

@@ -38,12 +38,18 @@ class StampReader {
 
   // A duration a process reported ("..._ns"), in seconds.
   Result<double> duration(int who, const char* name) const {
-    auto p = record_.stamps.find(who);
-    auto s = p == record_.stamps.end() ? Stamps::const_iterator() : p->second.find(name);
-    if (p == record_.stamps.end() || s == p->second.end()) {
-      return error(TM_ERROR_PROTOCOL, who_name(who, plan_.nranks), " reported no '", name, "'");
+    TM_ASSIGN_OR_RETURN(int64_t ns, reported(who, name));
+    return static_cast<double>(ns) / kNsPerSecond;
+  }
+
+  // The sum over `whos` of a count they reported ("..._count").
+  Result<double> sum(const std::vector<int>& whos, const char* name) const {
+    int64_t total = 0;
+    for (int who : whos) {
+      TM_ASSIGN_OR_RETURN(int64_t n, reported(who, name));
+      total += n;
     }
-    return static_cast<double>(s->second) / kNsPerSecond;
+    return static_cast<double>(total);
   }
 
   Result<double> span(int who, const char* from, const char* to) const {
@@ -53,6 +59,15 @@ class StampReader {
   }
 
  private:
+  Result<int64_t> reported(int who, const char* name) const {
+    auto p = record_.stamps.find(who);
+    auto s = p == record_.stamps.end() ? Stamps::const_iterator() : p->second.find(name);
+    if (p == record_.stamps.end() || s == p->second.end()) {
+      return error(TM_ERROR_PROTOCOL, who_name(who, plan_.nranks), " reported no '", name, "'");
+    }
+    return s->second;
+  }
+
   const SwitchRoundPlan& plan_;
   const SwitchRecord& record_;
 };
@@ -104,11 +119,6 @@ std::string format_ms(int64_t ns) {
 
 }  // namespace
 
-int links_changed(SwitchImpl impl, int nranks) {
-  if (nranks == 2) return 1;
-  return impl == SwitchImpl::kDelta ? 2 : nranks;
-}
-
 std::vector<int> ring_neighbours(int nranks, int victim) {
   int left = (victim + nranks - 1) % nranks;
   int right = (victim + 1) % nranks;
@@ -132,6 +142,8 @@ Result<SwitchMetrics> compute_switch_metrics(const SwitchRoundPlan& plan,
     cpu = std::max(cpu, c);
   }
   m["switch_cpu_s"] = cpu;
+  TM_ASSIGN_OR_RETURN(m["links_opened"], r.sum(sets.live, "links_opened_count"));
+  TM_ASSIGN_OR_RETURN(m["links_closed"], r.sum(sets.live, "links_closed_count"));
   if (plan.mode == SwitchMode::kUnexpected) {
     TM_ASSIGN_OR_RETURN(m["detection_s"],
                         r.max_at(ring_neighbours(plan.nranks, plan.victim), "detect"));
@@ -158,6 +170,8 @@ void print_switch_trace(const SwitchRoundPlan& plan, const SwitchRecord& record)
     for (const auto& [name, ns] : stamps) {
       if (name.ends_with("_ns")) {
         durations += str_cat(" ", name.substr(0, name.size() - 3), "=", format_ms(ns));
+      } else if (name.ends_with("_count")) {
+        durations += str_cat(" ", name.substr(0, name.size() - 6), "=", ns);
       } else {
         ordered.emplace_back(ns, name);
       }

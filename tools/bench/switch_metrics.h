@@ -18,6 +18,12 @@
 //                       used over the same span (the work, without waits)
 //   prepare_s           planned delta: max over the delta of prepared - the
 //                       view's publication (phase 1, before t0)
+//   links_opened        the sum over the live processes of the links each
+//   links_closed        opened / closed from its ring being up to its links
+//                       ready after the switch, as its communicator counted
+//                       them (comm/link_counters.h): a link between two
+//                       reporting processes counts twice; a killed leaver
+//                       reports nothing
 #pragma once
 
 #include <map>
@@ -30,10 +36,6 @@
 namespace trainmover::bench {
 
 using SwitchMetrics = std::map<std::string, double>;
-
-// Links of the ring that change: the victim's two (one when N = 2) for the
-// delta, every link of the ring (N; one when N = 2) for the rebuild.
-int links_changed(SwitchImpl impl, int nranks);
 
 // The victim's ring neighbours (one when N = 2).
 std::vector<int> ring_neighbours(int nranks, int victim);

@@ -77,7 +77,8 @@ SchedTimes sched_times();
 int64_t process_cpu_ns();
 
 // A process's timestamps by name ("view", "prepared", "ready", ...), sent
-// as "name=ns name=ns ...". A name ending in "_ns" is a duration instead.
+// as "name=ns name=ns ...". A name ending in "_ns" is a duration instead,
+// one ending in "_count" a count.
 using Stamps = std::map<std::string, int64_t>;
 std::string encode_stamps(const Stamps& stamps);
 Result<Stamps> parse_stamps(const std::string& text);

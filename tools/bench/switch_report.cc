@@ -5,8 +5,9 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/json.h"
 #include "common/median.h"
-#include "json_line.h"
+#include "common/str.h"
 
 namespace trainmover::bench {
 namespace {
@@ -31,6 +32,12 @@ void print_ms(double seconds) {
 
 const char* verdict(bool met) { return met ? "met" : "NOT met"; }
 
+// A median of counts: an integer when it is one (the rounds agree).
+Json count_value(double median) {
+  if (std::isfinite(median) && median == std::floor(median)) return static_cast<int64_t>(median);
+  return median;
+}
+
 }  // namespace
 
 void SwitchReport::add_round(SwitchMode mode, SwitchImpl impl, int nranks,
@@ -53,21 +60,21 @@ double SwitchReport::median(SwitchMode mode, SwitchImpl impl, int nranks,
 void SwitchReport::print_json() const {
   for (const auto& [cell, rounds] : rounds_) {
     auto [mode, impl, n] = cell;
-    JsonLine line;
-    line.add("mode", mode_name(mode))
-        .add("impl", impl_name(impl))
-        .add("nranks", n)
-        .add("links_changed", links_changed(impl, n))
-        .add("switchover_s", median(mode, impl, n, "switchover_s"))
-        .add("first_collective_s", median(mode, impl, n, "first_collective_s"));
+    Json line = {{"mode", mode_name(mode)},
+                 {"impl", impl_name(impl)},
+                 {"nranks", n},
+                 {"links_opened", count_value(median(mode, impl, n, "links_opened"))},
+                 {"links_closed", count_value(median(mode, impl, n, "links_closed"))},
+                 {"switchover_s", median(mode, impl, n, "switchover_s")},
+                 {"first_collective_s", median(mode, impl, n, "first_collective_s")}};
     for (const char* key : kExtraKeys) {
       double v = median(mode, impl, n, key);
-      if (!std::isnan(v)) line.add(key, v);
+      if (!std::isnan(v)) line[key] = v;
     }
-    line.add("victim", options_.victim_for(n))
-        .add("bytes", static_cast<unsigned long long>(options_.bytes))
-        .add("rounds", static_cast<int>(rounds.size()));
-    std::printf("%s\n", line.str().c_str());
+    line["victim"] = options_.victim_for(n);
+    line["bytes"] = options_.bytes;
+    line["rounds"] = rounds.size();
+    std::printf("%s\n", json_line(line).c_str());
   }
   std::fflush(stdout);
 }
@@ -102,12 +109,14 @@ void SwitchReport::print_table() const {
   std::printf(
       "# switch: one slot's process replaced by a standby; median of %d rounds; ms after t0\n",
       options_.rounds);
-  std::printf("%-10s %-7s %3s %5s %11s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
-              "links", "switchover", "switch_all", "local", "cpu", "first_coll", "detection",
+  std::printf("%-10s %-7s %3s %11s %11s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
+              "links o/c", "switchover", "switch_all", "local", "cpu", "first_coll", "detection",
               "join_conn", "prepare");
   for (const auto& [cell, rounds] : rounds_) {
     auto [mode, impl, n] = cell;
-    std::printf("%-10s %-7s %3d %5d", mode_name(mode), impl_name(impl), n, links_changed(impl, n));
+    const std::string links =
+        str_cat(median(mode, impl, n, "links_opened"), "/", median(mode, impl, n, "links_closed"));
+    std::printf("%-10s %-7s %3d %11s", mode_name(mode), impl_name(impl), n, links.c_str());
     for (const char* key : {"switchover_s", "switchover_all_s", "switch_local_s", "switch_cpu_s",
                             "first_collective_s", "detection_s", "join_connect_s", "prepare_s"}) {
       print_ms(median(mode, impl, n, key));

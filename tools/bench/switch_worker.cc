@@ -83,6 +83,21 @@ class SwitchWorker {
     if (sched_start_.waiting_ns >= 0 && now.waiting_ns >= sched_start_.waiting_ns)
       stamps_["runq_ns"] = now.waiting_ns - sched_start_.waiting_ns;
   }
+  // The links this process opened and closed from begin_link_count() (its
+  // ring up, before the switch) to count_links() (links ready after it), as
+  // its communicators counted them: the rebuild's two share one counter.
+  void begin_link_count() { links_before_ = config_.link_counters->read(); }
+  void count_links() {
+    const LinkCounts now = config_.link_counters->read();
+    stamps_["links_opened_count"] = static_cast<int64_t>(now.opened - links_before_.opened);
+    stamps_["links_closed_count"] = static_cast<int64_t>(now.closed - links_before_.closed);
+  }
+  // Links ready: the switch is over for this process.
+  void end_switch() {
+    stamp("ready");
+    end_runq();
+    count_links();
+  }
   bool planned() const { return args_.mode == SwitchMode::kPlanned; }
   bool delta() const { return args_.impl == SwitchImpl::kDelta; }
 
@@ -93,6 +108,7 @@ class SwitchWorker {
   Stamps stamps_;
   SchedTimes sched_start_;
   int64_t cpu_start_ = 0;
+  LinkCounts links_before_;
   std::vector<float> send_;
   std::vector<float> recv_;
 };
@@ -159,6 +175,7 @@ Status SwitchWorker::finish() {
 Status SwitchWorker::run_slot() {
   TM_ASSIGN_OR_RETURN(comm_, Communicator::create(config_));
   TM_RETURN_IF_ERROR(warm_up());
+  begin_link_count();
   TM_RETURN_IF_ERROR(store_->set(up_key(who()), "1"));
   return planned() ? planned_slot() : unexpected_slot();
 }
@@ -172,8 +189,7 @@ Status SwitchWorker::planned_slot() {
   } else {
     TM_RETURN_IF_ERROR(rebuild(leaver ? -1 : config_.slot).with_context("rebuild"));
   }
-  stamp("ready");
-  end_runq();
+  end_switch();
   if (!leaver) {
     TM_RETURN_IF_ERROR(collective("first allreduce after the switch"));
     stamp("first");
@@ -241,8 +257,7 @@ Status SwitchWorker::unexpected_slot() {
     stamp("view");
     TM_RETURN_IF_ERROR(rebuild(config_.slot).with_context("rebuild"));
   }
-  stamp("ready");
-  end_runq();
+  end_switch();
   if (!delta()) TM_RETURN_IF_ERROR(report_failed_iteration(iteration));
   TM_RETURN_IF_ERROR(wait(kResumeKey).status());
   TM_RETURN_IF_ERROR(collective("allreduce issued again after the switch"));
@@ -257,9 +272,8 @@ Status SwitchWorker::standby_takes_slot() {
     stamp("view");
     if (!planned()) begin_runq();
     TM_RETURN_IF_ERROR(rebuild(args_.victim).with_context("rebuild"));
-    stamp("ready");
+    end_switch();
     stamp("linked");
-    end_runq();
     return Status::Ok();
   }
   TM_ASSIGN_OR_RETURN(View next, read_view());
@@ -268,9 +282,8 @@ Status SwitchWorker::standby_takes_slot() {
   TM_RETURN_IF_ERROR(comm_->join(next).with_context("join"));
   if (!planned()) {
     TM_RETURN_IF_ERROR(comm_->switchover(1).with_context("switchover"));
-    stamp("ready");
+    end_switch();
     stamp("linked");
-    end_runq();
     return Status::Ok();
   }
   TM_RETURN_IF_ERROR(comm_->wait_prepared().with_context("wait_prepared"));
@@ -280,6 +293,7 @@ Status SwitchWorker::standby_takes_slot() {
 }
 
 Status SwitchWorker::run_standby() {
+  begin_link_count();
   if (delta()) {
     TM_ASSIGN_OR_RETURN(comm_, Communicator::create_standby(config_));
     TM_RETURN_IF_ERROR(store_->set(kStandbyEndpointKey, encode_endpoint(comm_->endpoint())));
@@ -290,8 +304,7 @@ Status SwitchWorker::run_standby() {
     TM_RETURN_IF_ERROR(sleep_until_go());
     if (delta()) {
       TM_RETURN_IF_ERROR(comm_->switchover(1).with_context("switchover"));
-      stamp("ready");
-      end_runq();
+      end_switch();
     } else {
       TM_RETURN_IF_ERROR(standby_takes_slot());
     }
@@ -336,6 +349,7 @@ Result<std::unique_ptr<SwitchWorker>> connect_worker(const WorkerArgs& args) {
   TM_RETURN_IF_ERROR(init_config(c_config));
   TM_ASSIGN_OR_RETURN(CommConfig config, CommConfig::from_c(c_config));
   config.name = kSwitchCommName;
+  config.link_counters = std::make_shared<LinkCounters>();
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
   TM_ASSIGN_OR_RETURN(auto store,
                       rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,

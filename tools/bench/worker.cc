@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cli/command_line.h"
-#include "json_line.h"
+#include "common/json.h"
 
 namespace trainmover::bench {
 namespace {
@@ -57,12 +57,8 @@ int worker_main(int argc, char** argv) {
   }
   for (size_t i = 0; i < plan.size(); ++i) {
     const SizePlan& p = plan[i];
-    std::printf("%s\n", JsonLine()
-                            .add("bytes", static_cast<unsigned long long>(p.bytes))
-                            .add("iters", p.iters)
-                            .add("elapsed_s", timings.value()[i])
-                            .str()
-                            .c_str());
+    const Json line = {{"bytes", p.bytes}, {"iters", p.iters}, {"elapsed_s", timings.value()[i]}};
+    std::printf("%s\n", json_line(line).c_str());
   }
   std::fflush(stdout);
   return 0;

@@ -3,41 +3,28 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <stdexcept>
 #include <vector>
 
+#include "common/json.h"
 #include "common/median.h"
-#include "flat_json.h"
 
 namespace trainmover::sim {
 namespace {
 
-// The flat JSON reader is still in the simulator's old namespace.
-using tmsim::FlatObject;
-using tmsim::FlatValue;
-using tmsim::ParseFlatJsonObject;
-
 // Downtimes measured for one mode, by nranks.
 using RowsByScale = std::map<double, std::vector<double>>;
 
-Result<const FlatValue*> field(const FlatObject& row, std::string_view key) {
-  const auto found = row.find(key);
-  if (found == row.end()) return error(TM_ERROR_INVALID_ARGUMENT, "missing key \"", key, "\"");
-  return &found->second;
+// A measured figure: present, a number (null is what the bench writes for
+// one that is not finite) and not negative.
+Result<double> number_field(const Json& row, const std::string& key) {
+  TM_ASSIGN_OR_RETURN(const double number, json_number(row, key));
+  if (number < 0) return error(TM_ERROR_INVALID_ARGUMENT, "\"", key, "\" is negative");
+  return number;
 }
 
-Result<double> number_field(const FlatObject& row, std::string_view key) {
-  TM_ASSIGN_OR_RETURN(const FlatValue* value, field(row, key));
-  const auto* number = std::get_if<double>(value);
-  if (number == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "\"", key, "\" is not a number");
-  if (*number < 0) return error(TM_ERROR_INVALID_ARGUMENT, "\"", key, "\" is negative");
-  return *number;
-}
-
-Result<std::string> string_field(const FlatObject& row, std::string_view key) {
-  TM_ASSIGN_OR_RETURN(const FlatValue* value, field(row, key));
-  const auto* text = std::get_if<std::string>(value);
-  if (text == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "\"", key, "\" is not a string");
+Result<std::string> string_field(const Json& row, const std::string& key) {
+  std::optional<std::string> text = json_string(row, key);
+  if (!text) return error(TM_ERROR_INVALID_ARGUMENT, "\"", key, "\" is missing or not a string");
   return *text;
 }
 
@@ -55,7 +42,7 @@ Result<LogLinear> fit_mode(const RowsByScale& rows, std::string_view mode, doubl
   return line;
 }
 
-Status add_row(const FlatObject& row, RowsByScale& planned, RowsByScale& unexpected) {
+Status add_row(const Json& row, RowsByScale& planned, RowsByScale& unexpected) {
   TM_ASSIGN_OR_RETURN(const std::string impl, string_field(row, "impl"));
   if (impl != "delta") return Status::Ok();
   TM_ASSIGN_OR_RETURN(const std::string mode, string_field(row, "mode"));
@@ -74,15 +61,6 @@ Status add_row(const FlatObject& row, RowsByScale& planned, RowsByScale& unexpec
   return Status::Ok();
 }
 
-// The flat JSON parser reports by exception; this is the one place it is caught.
-Result<FlatObject> parse_row(const std::string& line) {
-  try {
-    return ParseFlatJsonObject(line);
-  } catch (const std::runtime_error& e) {
-    return error(TM_ERROR_INVALID_ARGUMENT, e.what());
-  }
-}
-
 }  // namespace
 
 Result<MeasuredDowntimes> read_measured_downtimes(std::istream& in, double planned_fallback_growth,
@@ -92,7 +70,7 @@ Result<MeasuredDowntimes> read_measured_downtimes(std::istream& in, double plann
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto row = parse_row(line);
+    auto row = parse_json_object(line);
     Status added = row.ok() ? add_row(row.value(), planned, unexpected) : row.status();
     if (!added.ok()) return added.with_context(str_cat("line ", number));
   }

@@ -1,6 +1,7 @@
 // Downtimes measured by `trainmover-bench switch --json`, one JSON object per
-// line with keys mode, impl, nranks, links_changed, switchover_s and
-// first_collective_s. Only impl "delta" rows are used (that is TrainMover).
+// line; the keys used are mode, impl, nranks, switchover_s and
+// first_collective_s (others are ignored). Only impl "delta" rows are used
+// (that is TrainMover).
 #pragma once
 
 #include <istream>

@@ -1,9 +1,11 @@
 #include "report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
 
+#include "common/json.h"
 #include "failure_model.h"
 
 namespace trainmover::sim {
@@ -25,6 +27,16 @@ std::string ettr_cell(const Summary& summary) {
 
 std::string cell(double value, int decimals, std::size_t width) {
   return padded(fixed(value, decimals), width);
+}
+
+// `value` rounded to `decimals` for JSON: an integer with none; null (by
+// the writer) when it is not finite.
+Json json_figure(double value, int decimals) {
+  if (!std::isfinite(value)) return value;
+  const double scale = std::pow(10.0, decimals);
+  const double rounded = std::round(value * scale) / scale;
+  if (decimals == 0 && std::fabs(rounded) < 9e15) return static_cast<long long>(rounded);
+  return rounded;
 }
 
 }  // namespace
@@ -72,17 +84,21 @@ void write_table(std::ostream& out, std::span<const ProjectionRow> rows, double 
 
 void write_json_lines(std::ostream& out, std::span<const ProjectionRow> rows, double weeks) {
   for (const ProjectionRow& row : rows) {
-    out << "{\"gpus\":" << fixed(row.gpus, 0) << ",\"policy\":\"" << row.policy
-        << "\",\"ettr\":" << fixed(row.summary.ettr_mean, 6)
-        << ",\"ettr_ci95\":" << fixed(row.summary.ettr_ci95, 6)
-        << ",\"wasted_gpu_hours_per_week\":" << fixed(row.wasted_gpu_hours_per_week, 1)
-        << ",\"cost_usd_per_week\":" << fixed(row.cost_usd_per_week, 0)
-        << ",\"interruptions\":" << fixed(row.summary.interruptions, 2)
-        << ",\"unexpected\":" << fixed(row.summary.unexpected, 2)
-        << ",\"standby_misses\":" << fixed(row.summary.standby_misses, 2)
-        << ",\"standby_gpus\":" << row.standby_gpus
-        << ",\"mttf_hours\":" << fixed(row.mttf_hours, 3) << ",\"weeks\":" << fixed(weeks, 2)
-        << ",\"replications\":" << row.summary.replications << "}\n";
+    const Json line = {
+        {"gpus", json_figure(row.gpus, 0)},
+        {"policy", row.policy},
+        {"ettr", json_figure(row.summary.ettr_mean, 6)},
+        {"ettr_ci95", json_figure(row.summary.ettr_ci95, 6)},
+        {"wasted_gpu_hours_per_week", json_figure(row.wasted_gpu_hours_per_week, 1)},
+        {"cost_usd_per_week", json_figure(row.cost_usd_per_week, 0)},
+        {"interruptions", json_figure(row.summary.interruptions, 2)},
+        {"unexpected", json_figure(row.summary.unexpected, 2)},
+        {"standby_misses", json_figure(row.summary.standby_misses, 2)},
+        {"standby_gpus", row.standby_gpus},
+        {"mttf_hours", json_figure(row.mttf_hours, 3)},
+        {"weeks", json_figure(weeks, 2)},
+        {"replications", row.summary.replications}};
+    out << json_line(line) << '\n';
   }
 }
 

@@ -6,20 +6,19 @@
 #include <set>
 
 #include "config.h"
-#include "json_line.h"
 #include "tool_run.h"
 
 namespace trainmover::bench {
 namespace {
 
-void expect_result_keys(const JsonObject& o, int nranks, double bytes) {
-  EXPECT_EQ(o.string("op"), "allreduce");
-  EXPECT_EQ(o.number("nranks").value(), nranks);
-  EXPECT_EQ(o.number("bytes").value(), bytes);
-  ASSERT_TRUE(o.number("time_s").ok());
-  EXPECT_GT(o.number("time_s").value(), 0);
-  ASSERT_TRUE(o.number("busbw_GBps").ok());
-  EXPECT_GT(o.number("busbw_GBps").value(), 0);
+void expect_result_keys(const Json& o, int nranks, double bytes) {
+  EXPECT_EQ(json_string(o, "op"), "allreduce");
+  EXPECT_EQ(json_number(o, "nranks").value(), nranks);
+  EXPECT_EQ(json_number(o, "bytes").value(), bytes);
+  ASSERT_TRUE(json_number(o, "time_s").ok());
+  EXPECT_GT(json_number(o, "time_s").value(), 0);
+  ASSERT_TRUE(json_number(o, "busbw_GBps").ok());
+  EXPECT_GT(json_number(o, "busbw_GBps").value(), 0);
 }
 
 TEST(BenchProgram, HelpDescribesSubcommandsAndOptions) {
@@ -49,7 +48,7 @@ TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {
   ASSERT_EQ(run.status, 0) << run.all;
   auto objects = json_lines(run.out);
   ASSERT_EQ(objects.size(), 1u) << run.all;
-  EXPECT_EQ(objects[0].string("impl"), "trainmover");
+  EXPECT_EQ(json_string(objects[0], "impl"), "trainmover");
   expect_result_keys(objects[0], 2, 4096);
 }
 
@@ -57,16 +56,16 @@ TEST(BenchProgram, TinyRunOfEveryImplementation) {
   ToolRun run = bench("allreduce --nranks 2 --bytes 4K,64K --iters 2 --rounds 2 --json");
   ASSERT_EQ(run.status, 0) << run.all;
   std::set<std::string> impls;
-  for (const JsonObject& o : json_lines(run.out)) {
-    impls.insert(o.string("impl").value_or("?"));
-    ASSERT_TRUE(o.number("bytes").ok());
-    expect_result_keys(o, 2, o.number("bytes").value());
-    if (o.string("impl") == "trainmover") {
+  for (const Json& o : json_lines(run.out)) {
+    impls.insert(json_string(o, "impl").value_or("?"));
+    ASSERT_TRUE(json_number(o, "bytes").ok());
+    expect_result_keys(o, 2, json_number(o, "bytes").value());
+    if (json_string(o, "impl") == "trainmover") {
 #ifdef HAVE_GLOO
-      EXPECT_TRUE(o.number("vs_gloo").ok());
+      EXPECT_TRUE(json_number(o, "vs_gloo").ok());
 #endif
 #ifdef HAVE_MPI
-      EXPECT_TRUE(o.number("vs_openmpi_tcp").ok());
+      EXPECT_TRUE(json_number(o, "vs_openmpi_tcp").ok());
 #endif
     }
   }
@@ -122,35 +121,35 @@ TEST(BenchRecord, TinyRunPrintsEveryKeyAndReplaysTheRecording) {
   ASSERT_EQ(run.status, 0) << run.all;
   auto lines = json_lines(run.out);
   ASSERT_EQ(lines.size(), 1u) << run.out;
-  const JsonObject& o = lines[0];
-  EXPECT_EQ(o.string("bench"), "record");
+  const Json& o = lines[0];
+  EXPECT_EQ(json_string(o, "bench"), "record");
   for (const char* key : {"iter_time_s", "iter_time_recording_s", "replay_iter_time_s",
                           "compute_time_s", "baseline_iter_time_s", "iter_time_settled_s"}) {
-    ASSERT_TRUE(o.number(key).ok()) << key;
-    EXPECT_GT(o.number(key).value(), 0) << key;
+    ASSERT_TRUE(json_number(o, key).ok()) << key;
+    EXPECT_GT(json_number(o, key).value(), 0) << key;
   }
   for (const char* key :
        {"overhead_pct", "overhead_after_pct", "overhead_settled_pct", "replay_overhead_pct",
         "save_wait_s", "noise_pct", "noise_after_pct", "noise_settled_pct"})
-    EXPECT_TRUE(o.number(key).ok()) << key;
+    EXPECT_TRUE(json_number(o, key).ok()) << key;
   // Two iterations of one 64 KiB allreduce each, plus header and records.
-  double bytes = o.number("trace_bytes_per_role").value();
+  double bytes = json_number(o, "trace_bytes_per_role").value();
   EXPECT_GT(bytes, 2 * 65536);
   EXPECT_LT(bytes, 2 * 65536 + 1024);
-  EXPECT_EQ(o.number("trace_files").value(), 1);
-  EXPECT_EQ(o.number("replay_matches").value(), 1);
-  EXPECT_EQ(o.number("cpu_bind").value(), 2);
-  EXPECT_EQ(o.number("record_reserve_bytes").value(), 2 * (65536 + 44));
+  EXPECT_EQ(json_number(o, "trace_files").value(), 1);
+  EXPECT_EQ(json_number(o, "replay_matches").value(), 1);
+  EXPECT_EQ(json_number(o, "cpu_bind").value(), 2);
+  EXPECT_EQ(json_number(o, "record_reserve_bytes").value(), 2 * (65536 + 44));
   // Which kind of host: a first touch costs something, however little.
-  EXPECT_GT(o.number("first_touch_us_per_page").value(), 0);
+  EXPECT_GT(json_number(o, "first_touch_us_per_page").value(), 0);
   for (const char* key : {"minflt_recorded", "minflt_recorded_plain", "minflt_after",
                           "minflt_after_plain", "minflt_settled", "minflt_settled_plain"}) {
-    ASSERT_TRUE(o.number(key).ok()) << key;
-    EXPECT_GE(o.number(key).value(), 0) << key;
+    ASSERT_TRUE(json_number(o, key).ok()) << key;
+    EXPECT_GE(json_number(o, key).value(), 0) << key;
   }
   // The reserve holds the recorded outputs: the captures fault nothing in
   // (each would take 16 faults into fresh pages).
-  EXPECT_LT(o.number("minflt_recorded").value() - o.number("minflt_recorded_plain").value(), 8);
+  EXPECT_LT(json_number(o, "minflt_recorded").value() - json_number(o, "minflt_recorded_plain").value(), 8);
 }
 
 }  // namespace

@@ -26,15 +26,18 @@ SwitchRecord record_at_t0() {
   return r;
 }
 
-TEST(SwitchMetrics, RingNeighboursAndLinksChanged) {
+TEST(SwitchMetrics, RingNeighbours) {
   EXPECT_EQ(ring_neighbours(8, 4), (std::vector<int>{3, 5}));
   EXPECT_EQ(ring_neighbours(8, 0), (std::vector<int>{7, 1}));
   EXPECT_EQ(ring_neighbours(2, 1), (std::vector<int>{0}));
-  EXPECT_EQ(links_changed(SwitchImpl::kDelta, 64), 2);
-  EXPECT_EQ(links_changed(SwitchImpl::kRebuild, 64), 64);
-  EXPECT_EQ(links_changed(SwitchImpl::kDelta, 2), 1);
-  EXPECT_EQ(links_changed(SwitchImpl::kRebuild, 2), 1);
 }
+
+// What a process reports of its links: opened, closed.
+Stamps links(int64_t opened, int64_t closed) {
+  return {{"links_opened_count", opened}, {"links_closed_count", closed}};
+}
+
+void add(Stamps& to, const Stamps& more) { to.insert(more.begin(), more.end()); }
 
 TEST(SwitchMetrics, PlannedDeltaTakesTheDeltaForSwitchoverAndEveryoneForTheRest) {
   SwitchRoundPlan plan = plan_of(SwitchMode::kPlanned, SwitchImpl::kDelta, 4, 2);
@@ -55,8 +58,15 @@ TEST(SwitchMetrics, PlannedDeltaTakesTheDeltaForSwitchoverAndEveryoneForTheRest)
   r.stamps[4] = {{"view", at_ms(-49)}, {"prepared", at_ms(-47)}, {"linked", at_ms(-47)},
                  {"woke", at_ms(0.5)}, {"ready", at_ms(3)},      {"first", at_ms(10)},
                  {"cpu_ns", 100'000}};
+  add(r.stamps[0], links(0, 0));
+  add(r.stamps[1], links(1, 1));
+  add(r.stamps[2], links(0, 2));
+  add(r.stamps[3], links(1, 1));
+  add(r.stamps[4], links(2, 0));
   auto m = compute_switch_metrics(plan, r);
   ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->at("links_opened"), 4);  // summed over every live process
+  EXPECT_EQ(m->at("links_closed"), 4);
   EXPECT_NEAR(m->at("switchover_s"), 0.003, 1e-9);      // slots 1, 3 and the standby
   EXPECT_NEAR(m->at("switchover_all_s"), 0.020, 1e-9);  // the leaver too
   EXPECT_NEAR(m->at("switch_local_s"), 0.0025, 1e-9);   // the standby: 0.5 -> 3
@@ -85,8 +95,13 @@ TEST(SwitchMetrics, UnexpectedRebuildCountsEverySurvivor) {
                  {"linked", at_ms(5)},
                  {"first", at_ms(8.5)},
                  {"cpu_ns", 1'500'000}};
+  add(r.stamps[1], links(2, 2));
+  add(r.stamps[2], links(2, 2));
+  add(r.stamps[3], links(2, 0));
   auto m = compute_switch_metrics(plan, r);
   ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->at("links_opened"), 6);
+  EXPECT_EQ(m->at("links_closed"), 4);  // the killed slot 0 reports nothing
   EXPECT_NEAR(m->at("switchover_s"), 0.007, 1e-9);
   EXPECT_NEAR(m->at("first_collective_s"), 0.0085, 1e-9);
   EXPECT_NEAR(m->at("detection_s"), 0.0015, 1e-9);  // slots 2 and 1 neighbour slot 0
@@ -104,6 +119,20 @@ TEST(SwitchMetrics, AMissingTimestampIsNamed) {
   ASSERT_FALSE(m.ok());
   // Slot 2, a neighbour of the victim, has not even reported its switch.
   EXPECT_NE(m.status().message().find("slot 2 reported no 'ready' timestamp"), std::string::npos)
+      << m.status().message();
+}
+
+TEST(SwitchMetrics, AMissingLinkCountIsNamed) {
+  SwitchRoundPlan plan = plan_of(SwitchMode::kUnexpected, SwitchImpl::kRebuild, 3, 0);
+  SwitchRecord r = record_at_t0();
+  for (int who = 1; who <= 3; ++who) {
+    r.stamps[who] = {{"detect", at_ms(1)}, {"view", at_ms(2)},  {"ready", at_ms(3)},
+                     {"linked", at_ms(3)}, {"first", at_ms(4)}, {"cpu_ns", 1}};
+    if (who != 2) add(r.stamps[who], links(2, 2));
+  }
+  auto m = compute_switch_metrics(plan, r);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("slot 2 reported no 'links_opened_count'"), std::string::npos)
       << m.status().message();
 }
 

@@ -7,9 +7,13 @@
 namespace trainmover::bench {
 
 ToolRun bench(const std::string& args, double timeout_s) {
+  return run_program(TM_BENCH_PATH, args, timeout_s);
+}
+
+ToolRun run_program(const std::string& path, const std::string& args, double timeout_s) {
   launcher::LocalJobOptions options;
   options.argv = {"/bin/sh", "-c",
-                  std::string("err=$(mktemp); \"") + TM_BENCH_PATH + "\" " + args +
+                  std::string("err=$(mktemp); \"") + path + "\" " + args +
                       " 2>$err; s=$?; echo '#stderr'; cat $err; rm -f $err; exit $s"};
   options.timeout = seconds(timeout_s);
   options.capture_stdout = true;
@@ -38,11 +42,11 @@ void expect_help_mentions(const std::string& args, const std::vector<std::string
   }
 }
 
-std::vector<JsonObject> json_lines(const std::string& out) {
-  std::vector<JsonObject> objects;
+std::vector<Json> json_lines(const std::string& out) {
+  std::vector<Json> objects;
   for (std::string_view line : split(out, '\n')) {
     if (line.empty()) continue;
-    auto object = JsonObject::parse(line);
+    auto object = parse_json_object(line);
     EXPECT_TRUE(object.ok()) << object.status().message();
     if (object.ok()) objects.push_back(object.value());
   }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "json_line.h"
+#include "common/json.h"
 
 namespace trainmover::bench {
 
@@ -17,6 +17,8 @@ struct ToolRun {
 
 // Runs `trainmover-bench ARGS` (ARGS as a shell would split them).
 ToolRun bench(const std::string& args, double timeout_s = 120);
+// Runs the program at `path` the same way.
+ToolRun run_program(const std::string& path, const std::string& args, double timeout_s = 120);
 
 // A command line that must be refused, and a word the error must contain.
 struct UsageCase {
@@ -32,6 +34,6 @@ void expect_help_mentions(const std::string& args, const std::vector<std::string
 
 // Every non-empty line of `out` as a JSON object; a line that does not parse
 // fails the calling test.
-std::vector<JsonObject> json_lines(const std::string& out);
+std::vector<Json> json_lines(const std::string& out);
 
 }  // namespace trainmover::bench

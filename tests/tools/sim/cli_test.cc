@@ -10,13 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "flat_json.h"
+#include "common/json.h"
 
 namespace trainmover::sim {
 namespace {
 
-using tmsim::FlatObject;
-using tmsim::ParseFlatJsonObject;
 
 struct Outcome {
   int status;
@@ -133,12 +131,12 @@ TEST(Cli, JsonHasOneObjectPerScaleAndPolicyWithTheDocumentedKeys) {
   const std::vector<std::string> lines = lines_of(outcome.output);
   ASSERT_EQ(lines.size(), 2u * 6u);
   for (const std::string& line : lines) {
-    const FlatObject object = ParseFlatJsonObject(line);
+    const trainmover::Json object = trainmover::Json::parse(line);
     for (const char* key :
          {"gpus", "policy", "ettr", "wasted_gpu_hours_per_week", "interruptions"}) {
       EXPECT_TRUE(object.contains(key)) << key << " missing in " << line;
     }
-    const double ettr = std::get<double>(object.at("ettr"));
+    const double ettr = object.at("ettr").get<double>();
     EXPECT_GT(ettr, 0.0);
     EXPECT_LE(ettr, 1.0);
   }

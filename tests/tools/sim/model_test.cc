@@ -2,22 +2,23 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
 
 #include "closed_form.h"
 #include "failure_model.h"
-#include "flat_json.h"
 #include "measured.h"
 #include "policies.h"
 #include "projection.h"
+#include "report.h"
+
+#include "common/json.h"
 
 namespace trainmover::sim {
 namespace {
 
-using tmsim::FlatObject;
-using tmsim::ParseFlatJsonObject;
 
 TEST(FailureModel, MttfPassesThroughBothPublishedPoints) {
   const MttfScaling scaling;
@@ -133,18 +134,42 @@ TEST(Policies, MeasuredWithoutDataIsAnError) {
   EXPECT_NE(model.status().message().find("needs --measured FILE"), std::string::npos);
 }
 
-TEST(FlatJson, ParsesTheBenchFormat) {
-  const FlatObject row = ParseFlatJsonObject(
-      R"({"mode": "planned", "impl": "delta", "nranks": 16, "ok": true, "x": null})");
-  EXPECT_EQ(std::get<std::string>(row.at("mode")), "planned");
-  EXPECT_EQ(std::get<double>(row.at("nranks")), 16.0);
-  EXPECT_TRUE(std::get<bool>(row.at("ok")));
+// What a JSON writer may legally emit: \u escapes (the bench's writer used
+// them for control characters; the old reader took "\u0061" for "u0061"),
+// CRLF line ends, spaces, keys in any order and values of any type.
+TEST(Measured, ReadsEscapesAndCrlfLines) {
+  std::istringstream in(
+      "{\"impl\":\"delt\\u0061\",\"mode\":\"pl\\u0061nned\",\"nranks\":8,\"ok\":true,"
+      "\"x\":null,\"switchover_s\":1,\"first_collective_s\":0.5}\r\n"
+      "{ \"mode\" : \"unexpected\" , \"impl\" : \"delta\" , \"nranks\" : 8.0 , "
+      "\"switchover_s\" : 2e0 , \"first_collective_s\" : 0.5 }\r\n"
+      "\r\n");
+  const MeasuredDowntimes measured = read_measured_downtimes(in, 1.0, 0.3).value();
+  EXPECT_NEAR(measured.planned.seconds, 1.5, 1e-12);
+  EXPECT_NEAR(measured.unexpected.seconds, 2.5, 1e-12);
 }
 
-TEST(FlatJson, RejectsMalformedObjects) {
-  EXPECT_THROW(ParseFlatJsonObject(R"({"a": 1)"), std::runtime_error);
-  EXPECT_THROW(ParseFlatJsonObject(R"({"a": })"), std::runtime_error);
-  EXPECT_THROW(ParseFlatJsonObject(R"({"a": 1} x)"), std::runtime_error);
+// A figure the bench could not measure is null: refused, naming it.
+TEST(Measured, NullFigureIsAnErrorNamingIt) {
+  std::istringstream in(
+      R"({"mode":"planned","impl":"delta","nranks":8,"switchover_s":null,"first_collective_s":0.5})");
+  auto measured = read_measured_downtimes(in, 1.0, 0.3);
+  ASSERT_FALSE(measured.ok()) << "a null switchover_s was accepted";
+  EXPECT_NE(measured.status().message().find("switchover_s"), std::string::npos)
+      << measured.status().message();
+  EXPECT_NE(measured.status().message().find("null"), std::string::npos)
+      << measured.status().message();
+}
+
+TEST(Measured, MalformedLinesAreErrorsNamingTheLine) {
+  for (const char* bad : {R"({"a": 1)", R"({"a": })", R"({"a": 1} x)", "[1]",
+                          R"({"mode":"planned","impl":"delta","nranks":8,"switchover_s":inf})"}) {
+    std::istringstream in(std::string("\n") + bad + "\n");
+    auto measured = read_measured_downtimes(in, 1.0, 0.3);
+    ASSERT_FALSE(measured.ok()) << "accepted: " << bad;
+    EXPECT_NE(measured.status().message().find("line 2"), std::string::npos)
+        << measured.status().message();
+  }
 }
 
 TEST(Measured, SampleFileGivesMedianAtLargestScaleAndFittedGrowth) {
@@ -182,6 +207,26 @@ TEST(Measured, MissingModeIsAnError) {
   std::istringstream in(
       R"({"mode":"planned","impl":"delta","nranks":8,"links_changed":1,"switchover_s":1,"first_collective_s":0.5})");
   EXPECT_FALSE(read_measured_downtimes(in, 1.0, 0.3).ok());
+}
+
+// JSON has no inf or nan: a figure that is not finite is written as null,
+// and every line stays valid JSON.
+TEST(Report, JsonLinesWriteNonFiniteFiguresAsNull) {
+  ProjectionRow row;
+  row.gpus = 1024;
+  row.policy = "trainmover";
+  row.mttf_hours = std::numeric_limits<double>::infinity();
+  row.summary.ettr_mean = std::nan("");
+  row.cost_usd_per_week = 12.4;
+  std::ostringstream out;
+  write_json_lines(out, std::span<const ProjectionRow>(&row, 1), 1);
+  const trainmover::Json line = trainmover::Json::parse(out.str());
+  EXPECT_TRUE(line.at("mttf_hours").is_null()) << out.str();
+  EXPECT_TRUE(line.at("ettr").is_null()) << out.str();
+  EXPECT_EQ(line.at("gpus"), 1024) << out.str();
+  EXPECT_EQ(line.at("cost_usd_per_week"), 12) << out.str();
+  EXPECT_EQ(out.str().find("inf"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("nan"), std::string::npos) << out.str();
 }
 
 TEST(ClosedForm, RenewalAgreesWithFirstOrderWhenFailuresAreRare) {

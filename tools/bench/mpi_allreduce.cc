@@ -8,12 +8,15 @@
  * given (read back through MPI_T, so the caller can check its "openmpi-tcp"
  * label), then per size {"bytes":B,"iters":K,"elapsed_max_s":T}: T is the
  * maximum over ranks of the time of K MPI_Allreduce (float, sum) after a
- * barrier. The result of one allreduce is checked first.
+ * barrier. The result of one allreduce is checked first. Lines are written
+ * with nlohmann-json, as every JSON of the tools (common/json.h).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/json.h"
 
 #define MAX_SIZES 64
 
@@ -68,7 +71,8 @@ static void print_transport(void) {
   read_cvar("pml", pml, (int)sizeof pml);
   read_cvar("btl", btl, (int)sizeof btl);
   MPI_T_finalize();
-  printf("{\"pml\":\"%s\",\"btl\":\"%s\"}\n", pml, btl);
+  const trainmover::Json line = {{"pml", pml}, {"btl", btl}};
+  printf("%s\n", trainmover::json_line(line).c_str());
 }
 
 /* Returns 0 when every element is the sum of (rank + 1) over all ranks. */
@@ -116,8 +120,8 @@ int main(int argc, char** argv) {
   if (rank == 0) print_transport();
   long long largest = 0;
   for (int i = 0; i < nsizes; ++i) largest = plans[i].bytes > largest ? plans[i].bytes : largest;
-  float* send = malloc((size_t)largest);
-  float* recv = malloc((size_t)largest);
+  float* send = static_cast<float*>(malloc((size_t)largest));
+  float* recv = static_cast<float*>(malloc((size_t)largest));
   if (send == NULL || recv == NULL) {
     fprintf(stderr, "trainmover-bench-mpi: out of memory for %lld bytes\n", largest);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -125,8 +129,9 @@ int main(int argc, char** argv) {
   for (int i = 0; i < nsizes; ++i) {
     double slowest = measure(&plans[i], send, recv, rank, nranks);
     if (rank == 0) {
-      printf("{\"bytes\":%lld,\"iters\":%d,\"elapsed_max_s\":%.9g}\n", plans[i].bytes,
-             plans[i].iters, slowest);
+      const trainmover::Json line = {
+          {"bytes", plans[i].bytes}, {"iters", plans[i].iters}, {"elapsed_max_s", slowest}};
+      printf("%s\n", trainmover::json_line(line).c_str());
       fflush(stdout);
     }
   }
