@@ -72,7 +72,8 @@ class Communicator {
   // Views in the rendezvous store (comm/view_record.h), for callers that
   // coordinate a switch themselves. fetch_view(0) assembles the first view
   // from the endpoint records; later views are read as published, waiting
-  // up to connect_timeout_s for them.
+  // up to connect_timeout_s for them. publish_view() fails when the epoch
+  // already has a different view (view_record.h: one epoch, one view).
   Result<View> fetch_view(uint64_t epoch);
   Status publish_view(const View& view);
   // Bytes of data buffers (staging) allocated; fixed at creation: a switch
