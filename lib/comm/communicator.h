@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -96,6 +97,13 @@ class Communicator {
   Status send(const void* buf, size_t count, tm_datatype_t type, int peer);
   Status recv(void* buf, size_t count, tm_datatype_t type, int peer);
 
+  // ---- abort (the C API's tm_comm_abort; see trainmover.h for the contract) ----
+  // Any thread, also while another is inside a call (not during or after
+  // destruction). Fails the communicator with TM_ERROR_ABORTED on its
+  // progress thread, which ends the operation in flight and tells the peers.
+  // Lock order: abort_mutex_, then the engine's own.
+  Status abort();
+
  private:
   enum class OpKind : uint8_t {
     kAllreduce = 1,
@@ -133,6 +141,9 @@ class Communicator {
   CommConfig config_;
   JobSecret secret_;
   std::unique_ptr<rendezvous::Store> store_;
+  // Held by abort() while it uses engine_, and by shut_down() while it stops
+  // and releases it: the only member another thread touches.
+  std::mutex abort_mutex_;
   std::unique_ptr<Engine> engine_;  // its loop outlives transport_ and the links
   PeerTable peers_;
   StagingPool staging_;

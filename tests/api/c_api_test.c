@@ -67,6 +67,18 @@ int main(void) {
     failed = 1;
   }
   CHECK(tm_comm_failed_slot(comm, &slot));
+
+  /* tm_comm_abort: slot 0 aborts (twice); every slot's next collective
+   * fails with TM_ERROR_ABORTED, slot 0's at once, the others' through the
+   * abort slot 0 sends them. Then destroy. */
+  failed |= expect_error(tm_comm_abort(NULL), TM_ERROR_INVALID_ARGUMENT, "abort of NULL");
+  if (strcmp(tm_get_error_string(TM_ERROR_ABORTED), "aborted") != 0) failed = 1;
+  CHECK(tm_comm_slot(comm, &slot));
+  if (slot == 0) {
+    CHECK(tm_comm_abort(comm));
+    CHECK(tm_comm_abort(comm));
+  }
+  failed |= expect_error(tm_barrier(comm), TM_ERROR_ABORTED, "barrier after an abort");
   CHECK(tm_comm_destroy(comm));
   CHECK(tm_comm_destroy(NULL));
   return failed;
