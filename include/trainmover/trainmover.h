@@ -54,7 +54,9 @@ typedef enum TM_ENUM_BASE {
   TM_ERROR_AUTH = 6,             /* a peer failed authentication with the job secret */
   TM_ERROR_INTERNAL = 7,         /* a bug in TrainMover; please report it */
   TM_ERROR_UNSUPPORTED = 8,      /* the operation is not available in this build */
-  TM_ERROR_NOT_FOUND = 9         /* a rendezvous key does not exist */
+  TM_ERROR_NOT_FOUND = 9,        /* a rendezvous key does not exist */
+  /* ---- job runtime: abort (tm_comm_abort) ---- */
+  TM_ERROR_ABORTED = 10 /* the communicator was aborted, here or by a peer */
 } tm_result_t;
 
 typedef enum TM_ENUM_BASE {
@@ -234,6 +236,36 @@ tm_result_t tm_comm_switchover(tm_comm_t comm, uint64_t epoch);
 
 /* The view this process is in. */
 tm_result_t tm_comm_epoch(tm_comm_t comm, uint64_t* epoch);
+
+/* ---- Abort (job runtime) ---------------------------------------------------
+ * Ends a call blocked on a hung peer at once, as ncclCommAbort, so that a
+ * coordinator need not wait out the timeout.
+ *
+ * Threading: the one call that may be made from another thread while a
+ * thread is inside a call on `comm` (but not concurrently with or after
+ * tm_comm_destroy(comm)). Thread-safe against itself and the progress
+ * thread.
+ *
+ * Effect: the communicator fails with TM_ERROR_ABORTED (failed slot -1), as
+ * it fails when a peer dies: the collective or send/recv in flight, a
+ * tm_comm_wait_prepared() or a joiner's tm_comm_switchover() returns
+ * TM_ERROR_ABORTED within milliseconds, and so does every later operation.
+ * The abort is sent to the peers, whose operations fail with
+ * TM_ERROR_ABORTED too ("reported by slot N"), so one abort frees every slot
+ * of a hung job. Buffers are released at once: a returned call's buffers
+ * are never touched again. What follows is either tm_comm_destroy(), or a
+ * recovery switch exactly as after an unexpected failure
+ * (tm_comm_prepare_switch() and tm_comm_switchover() to a later epoch),
+ * which clears the failure; then issue the aborted operations again.
+ *
+ * Aborting an idle communicator fails its next operation; aborting twice, or
+ * a communicator that had failed already (its error stays), does nothing
+ * more. A call waiting on the rendezvous store (tm_comm_prepare_switch()
+ * waiting for its view to be published, a first send to a non-neighbour
+ * reading its endpoint) is not interrupted: it ends at its own timeout. On
+ * a sandbox, every later call fails with TM_ERROR_ABORTED. NULL is
+ * rejected. Returns TM_SUCCESS once the abort is in effect. */
+tm_result_t tm_comm_abort(tm_comm_t comm);
 /*
  * Record and replay (standby warm-up without talking to the job).
  *

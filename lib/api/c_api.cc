@@ -2,8 +2,10 @@
 // point converts the C++ Status into a tm_result_t, records the detail for
 // tm_get_last_error(), and lets no C++ exception cross into C.
 #include <cstdlib>
+#include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 
 #include "api/comm_backend.h"
 #include "api/live_backend.h"
@@ -21,6 +23,20 @@
 // sandbox), so a sandbox goes live in place.
 struct tm_comm {
   explicit tm_comm(std::unique_ptr<trainmover::api::CommBackend> b) : backend(std::move(b)) {}
+  // The calling thread replaces `backend` only under `backend_mutex`, which
+  // tm_comm_abort() (from another thread) holds while it aborts.
+  void replace_backend(std::unique_ptr<trainmover::api::CommBackend> next) {
+    std::unique_ptr<trainmover::api::CommBackend> old;
+    std::lock_guard<std::mutex> lock(backend_mutex);
+    old = std::exchange(backend, std::move(next));
+  }
+  // The same for a backend that hands over to a successor (a recorder done).
+  void adopt_successor() {
+    std::unique_ptr<trainmover::api::CommBackend> old;
+    std::lock_guard<std::mutex> lock(backend_mutex);
+    if (auto next = backend->take_successor()) old = std::exchange(backend, std::move(next));
+  }
+  std::mutex backend_mutex;
   std::unique_ptr<trainmover::api::CommBackend> backend;
   std::unique_ptr<trainmover::record::TraceSaver> trace_saver;  // a recording being saved
   uint32_t iterations_begun = 0;
@@ -211,6 +227,14 @@ tm_result_t tm_comm_epoch(tm_comm_t comm, uint64_t* epoch) {
   });
 }
 
+tm_result_t tm_comm_abort(tm_comm_t comm) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    std::lock_guard<std::mutex> lock(comm->backend_mutex);
+    return comm->backend->abort();
+  });
+}
+
 tm_result_t tm_comm_failed_slot(tm_comm_t comm, int* slot) {
   return guarded([&] {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
@@ -316,7 +340,7 @@ tm_result_t tm_iteration_end(tm_comm_t comm) {
     trainmover::Status st = comm->backend->iteration_end(comm->iterations_begun - 1);
     comm->in_iteration = false;  // a sandbox's error sticks; nothing to keep open
     if (auto saver = comm->backend->take_trace_saver()) comm->trace_saver = std::move(saver);
-    if (auto next = comm->backend->take_successor()) comm->backend = std::move(next);
+    comm->adopt_successor();
     return st;
   });
 }
@@ -370,7 +394,7 @@ tm_result_t tm_comm_go_live(tm_comm_t comm, const tm_config_t* config) {
     TM_RETURN_IF_ERROR(leaving_sandbox(comm, "tm_comm_go_live"));
     // The one place a live communicator is made for a warmed-up standby.
     TM_ASSIGN_OR_RETURN(auto live, trainmover::api::LiveBackend::create(*config));
-    comm->backend = std::move(live);
+    comm->replace_backend(std::move(live));
     return trainmover::Status::Ok();
   });
 }
@@ -381,7 +405,7 @@ tm_result_t tm_comm_go_standby(tm_comm_t comm, const tm_config_t* config) {
     TM_RETURN_IF_ERROR(need(config, "config"));
     TM_RETURN_IF_ERROR(leaving_sandbox(comm, "tm_comm_go_standby"));
     TM_ASSIGN_OR_RETURN(auto standby, standby_backend(*config));
-    comm->backend = std::move(standby);
+    comm->replace_backend(std::move(standby));
     return trainmover::Status::Ok();
   });
 }
@@ -448,6 +472,8 @@ const char* tm_get_error_string(tm_result_t result) {
       return "unsupported";
     case TM_ERROR_NOT_FOUND:
       return "not found";
+    case TM_ERROR_ABORTED:
+      return "aborted";
   }
   return "unknown error code";
 }

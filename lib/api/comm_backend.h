@@ -40,6 +40,10 @@ class CommBackend {
   virtual Status send(const void* buf, size_t count, tm_datatype_t type, int peer) = 0;
   virtual Status recv(void* buf, size_t count, tm_datatype_t type, int peer) = 0;
 
+  // tm_comm_abort(): may be called from another thread than the caller's
+  // (the handle serialises it with backend replacement).
+  virtual Status abort() = 0;
+
   // The real communicator behind this backend (for the membership switch),
   // or nullptr for a sandbox.
   virtual Communicator* live() { return nullptr; }

@@ -37,6 +37,7 @@ class LiveBackend final : public CommBackend {
     return comm_->broadcast(sendbuf, recvbuf, count, type, root);
   }
   Status barrier() override { return comm_->barrier(); }
+  Status abort() override { return comm_->abort(); }
   Status send(const void* buf, size_t count, tm_datatype_t type, int peer) override {
     return comm_->send(buf, count, type, peer);
   }

@@ -46,6 +46,7 @@ class RecordingBackend final : public CommBackend {
   Status broadcast(const void* sendbuf, void* recvbuf, size_t count, tm_datatype_t type,
                    int root) override;
   Status barrier() override;
+  Status abort() override { return live_->abort(); }
   Status send(const void* buf, size_t count, tm_datatype_t type, int peer) override;
   Status recv(void* buf, size_t count, tm_datatype_t type, int peer) override;
 

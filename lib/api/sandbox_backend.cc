@@ -34,6 +34,17 @@ Result<std::unique_ptr<SandboxBackend>> SandboxBackend::create(record::Trace tra
   return std::unique_ptr<SandboxBackend>(new SandboxBackend(std::move(owned), slot));
 }
 
+const Status& SandboxBackend::failure() {
+  if (aborted_.load() && failure_.ok())
+    failure_ = error(TM_ERROR_ABORTED, "the sandbox was aborted (tm_comm_abort)");
+  return failure_;
+}
+
+Status SandboxBackend::abort() {
+  aborted_.store(true);
+  return Status::Ok();
+}
+
 Status SandboxBackend::stick(Status status) {
   if (!status.ok() && failure_.ok()) failure_ = status;
   return status;
@@ -41,7 +52,7 @@ Status SandboxBackend::stick(Status status) {
 
 Status SandboxBackend::replay(TraceOp op, uint16_t redop, tm_datatype_t type, size_t count,
                               int peer, void* out, size_t output_elems) {
-  if (!failure_.ok()) return failure_;
+  if (!failure().ok()) return failure_;
   TM_RETURN_IF_ERROR(stick(check_datatype(type)));
   CallInfo asked;
   asked.op = static_cast<uint16_t>(op);
@@ -118,12 +129,12 @@ Status SandboxBackend::declare_role(const record::Role& role) {
 }
 
 Status SandboxBackend::iteration_begin(uint32_t) {
-  if (!failure_.ok()) return failure_;
+  if (!failure().ok()) return failure_;
   return stick(cursor_.begin_iteration().with_context("sandbox"));
 }
 
 Status SandboxBackend::iteration_end(uint32_t) {
-  if (!failure_.ok()) return failure_;
+  if (!failure().ok()) return failure_;
   return stick(cursor_.end_iteration().with_context("sandbox"));
 }
 

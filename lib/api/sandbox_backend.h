@@ -7,9 +7,13 @@
 // iteration or past the trace's end; the message names the iteration, the
 // call index, what was expected and what was asked. The first error sticks:
 // every later call returns it, so no program runs on after a mismatch.
-// Owns its trace. Not thread-safe (one caller thread, as the handle).
+// After abort() (from any thread) every later call fails with
+// TM_ERROR_ABORTED unless an earlier error stuck first.
+// Owns its trace. Not thread-safe (one caller thread, as the handle), but
+// for abort().
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "api/comm_backend.h"
@@ -41,6 +45,7 @@ class SandboxBackend final : public CommBackend {
   Status barrier() override;
   Status send(const void* buf, size_t count, tm_datatype_t type, int peer) override;
   Status recv(void* buf, size_t count, tm_datatype_t type, int peer) override;
+  Status abort() override;
 
   Status declare_role(const record::Role& role) override;
   Status iteration_begin(uint32_t iteration) override;
@@ -55,11 +60,14 @@ class SandboxBackend final : public CommBackend {
                 void* out, size_t output_elems);
   Status match(const record::CallInfo& asked, size_t output_bytes, void* out);
   Status stick(Status status);
+  // failure_, with an abort that came in since folded in.
+  const Status& failure();
 
   std::unique_ptr<record::Trace> trace_;  // the cursor points into it
   record::TraceCursor cursor_;
   int slot_;
   Status failure_;
+  std::atomic<bool> aborted_{false};
 };
 
 }  // namespace trainmover::api

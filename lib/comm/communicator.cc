@@ -196,10 +196,20 @@ void Communicator::shut_down() {
   }
   // Stop the thread first: it is the only user of the links and transport,
   // which deregister from its loop as they go.
+  std::lock_guard<std::mutex> lock(abort_mutex_);
   engine_->stop();
   transport_.reset();
   peers_.clear();
   engine_.reset();
+}
+
+Status Communicator::abort() {
+  std::lock_guard<std::mutex> lock(abort_mutex_);
+  if (engine_ == nullptr) return Status::Ok();  // left: nothing runs any more
+  return engine_->call([this] {
+    peers_.fail(error(TM_ERROR_ABORTED, "communicator '", config_.name, "' was aborted"));
+    return Status::Ok();
+  });
 }
 
 RingGeometry Communicator::geometry(tm_datatype_t type) const {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -72,7 +73,8 @@ class Communicator {
   // Views in the rendezvous store (comm/view_record.h), for callers that
   // coordinate a switch themselves. fetch_view(0) assembles the first view
   // from the endpoint records; later views are read as published, waiting
-  // up to connect_timeout_s for them.
+  // up to connect_timeout_s for them. publish_view() fails when the epoch
+  // already has a different view (view_record.h: one epoch, one view).
   Result<View> fetch_view(uint64_t epoch);
   Status publish_view(const View& view);
   // Bytes of data buffers (staging) allocated; fixed at creation: a switch
@@ -98,6 +100,13 @@ class Communicator {
   Status barrier();
   Status send(const void* buf, size_t count, tm_datatype_t type, int peer);
   Status recv(void* buf, size_t count, tm_datatype_t type, int peer);
+
+  // ---- abort (the C API's tm_comm_abort; see trainmover.h for the contract) ----
+  // Any thread, also while another is inside a call (not during or after
+  // destruction). Fails the communicator with TM_ERROR_ABORTED on its
+  // progress thread, which ends the operation in flight and tells the peers.
+  // Lock order: abort_mutex_, then the engine's own.
+  Status abort();
 
  private:
   enum class OpKind : uint8_t {
@@ -137,7 +146,10 @@ class Communicator {
   JobSecret secret_;
   std::unique_ptr<rendezvous::Store> store_;
   std::shared_ptr<LinkCounters> link_counters_;  // outlives peers_
-  std::unique_ptr<Engine> engine_;               // its loop outlives transport_ and the links
+  // Held by abort() while it uses engine_, and by shut_down() while it stops
+  // and releases it: the only member another thread touches.
+  std::mutex abort_mutex_;
+  std::unique_ptr<Engine> engine_;  // its loop outlives transport_ and the links
   PeerTable peers_;
   StagingPool staging_;
   std::unique_ptr<transport::Transport> transport_;

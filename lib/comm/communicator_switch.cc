@@ -191,8 +191,7 @@ Result<View> Communicator::fetch_view(uint64_t epoch) {
 }
 
 Status Communicator::publish_view(const View& view) {
-  TM_RETURN_IF_ERROR(view.validate());
-  return store_->set(view_key(config_.name, view.epoch), encode_view(view));
+  return trainmover::publish_view(*store_, config_.name, view);
 }
 
 Status Communicator::switchover(uint64_t epoch) {

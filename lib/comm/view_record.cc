@@ -55,6 +55,16 @@ Result<View> parse_view(const std::string& record) {
   return view;
 }
 
+Status publish_view(rendezvous::Store& store, const std::string& name, const View& view) {
+  TM_RETURN_IF_ERROR(view.validate());
+  std::string record = encode_view(view);
+  TM_ASSIGN_OR_RETURN(auto outcome,
+                      store.compare_set(view_key(name, view.epoch), std::nullopt, record));
+  if (outcome.won || outcome.current == record) return Status::Ok();
+  return error(TM_ERROR_INVALID_ARGUMENT, "view epoch ", view.epoch, " of communicator '", name,
+               "' was already published with other members; a new view needs a new epoch");
+}
+
 Result<View> fetch_first_view(rendezvous::Store& store, const std::string& name, int nslots,
                               Duration timeout) {
   View view;

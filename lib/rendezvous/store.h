@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -29,6 +30,21 @@ class Store {
   virtual Result<std::string> get(const std::string& key, Duration timeout) = 0;
   // Adds `delta` to the integer counter `key` (created at 0); returns the sum.
   virtual Result<int64_t> add(const std::string& key, int64_t delta) = 0;
+
+  // Atomic compare-and-set: sets `key` to `value` only if its current value
+  // equals `*expected`, or, when `expected` is nullopt, only if `key` is
+  // absent. Of several writers racing on one key exactly one wins (set()s
+  // of the same key are not fenced: use one or the other per key). Returns
+  // whether this call won and the key's value after it (`value` when it won;
+  // the value that beat it, or nothing when the key is absent, when it lost).
+  // A win answers every get() waiting for the key.
+  struct CompareSetResult {
+    bool won = false;
+    std::optional<std::string> current;
+  };
+  virtual Result<CompareSetResult> compare_set(const std::string& key,
+                                               const std::optional<std::string>& expected,
+                                               const std::string& value) = 0;
 };
 
 }  // namespace trainmover::rendezvous

@@ -191,4 +191,21 @@ Result<int64_t> TcpStore::add(const std::string& key, int64_t delta) {
   return parse_int(r.body, INT64_MIN, INT64_MAX);
 }
 
+Result<Store::CompareSetResult> TcpStore::compare_set(const std::string& key,
+                                                      const std::optional<std::string>& expected,
+                                                      const std::string& value) {
+  TM_RETURN_IF_ERROR(check_key(key));
+  size_t bytes = value.size() + (expected ? expected->size() : 0);
+  if (bytes > kMaxValueBytes) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "store compare-and-set '", key, "': ", bytes,
+                 " bytes of expected and new value exceed ", kMaxValueBytes);
+  }
+  StoreRequest request{StoreOp::kCompareSet, key, value, 0, 0, expected};
+  TM_ASSIGN_OR_RETURN(StoreResponse r, call(request, Duration::zero()));
+  if (r.code != TM_SUCCESS) return Status(r.code, "store compare-and-set '" + key + "': " + r.body);
+  auto reply = parse_compare_set_reply(r.body);
+  if (!reply.ok()) return reply.status().with_context("store compare-and-set '" + key + "'");
+  return reply;
+}
+
 }  // namespace trainmover::rendezvous

@@ -24,6 +24,9 @@ class TcpStore final : public Store {
   Status set(const std::string& key, const std::string& value) override;
   Result<std::string> get(const std::string& key, Duration timeout) override;
   Result<int64_t> add(const std::string& key, int64_t delta) override;
+  Result<CompareSetResult> compare_set(const std::string& key,
+                                       const std::optional<std::string>& expected,
+                                       const std::string& value) override;
 
  private:
   TcpStore(UniqueFd fd, std::string address, uint64_t job_id)

@@ -72,6 +72,7 @@ class TcpStoreServer::Impl final : private EventHandler {
   void on_connection_event(Connection& c);
   void on_request(Connection& c, const FrameHeader& header, std::vector<std::byte>&& payload);
   void store(const std::string& key, const std::string& value);
+  std::string compare_set(const StoreRequest& r);  // the reply body
   void respond(uint64_t connection, uint64_t tag, const StoreResponse& response);
   void drop(Connection& c, const Status& why);
   void expire(Clock::time_point now);
@@ -199,7 +200,19 @@ void TcpStoreServer::Impl::on_request(Connection& c, const FrameHeader& header,
       store(r.key, sum);
       return respond(c.id, header.tag, {TM_SUCCESS, sum});
     }
+    case StoreOp::kCompareSet:
+      return respond(c.id, header.tag, {TM_SUCCESS, compare_set(r)});
   }
+}
+
+// One thread serves every request, so the compare and the set are atomic.
+std::string TcpStoreServer::Impl::compare_set(const StoreRequest& r) {
+  auto it = values_.find(r.key);
+  std::optional<std::string> current;
+  if (it != values_.end()) current = it->second;
+  if (current != r.expected) return encode_compare_set_reply({false, current});
+  store(r.key, r.value);
+  return encode_compare_set_reply({true, r.value});
 }
 
 // Sets `key` and answers every get waiting for it.

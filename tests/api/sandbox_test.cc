@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "record/file_io.h"
@@ -135,6 +136,24 @@ TEST_F(Sandbox, ReplaysRecordedOutputsBitForBit) {
   ASSERT_EQ(run_iteration(1), TM_SUCCESS) << tm_get_last_error();
   expect_error(tm_iteration_begin(comm_), TM_ERROR_PROTOCOL,
                "past the end of the trace: it records 2 iterations, iteration 2 was asked for");
+}
+
+// tm_comm_abort on a sandbox, from another thread: every later call fails
+// with TM_ERROR_ABORTED; aborting twice is harmless.
+TEST_F(Sandbox, AbortFailsEveryLaterCall) {
+  open();
+  ASSERT_EQ(run_iteration(0), TM_SUCCESS) << tm_get_last_error();
+  std::thread aborter([&] {
+    EXPECT_EQ(tm_comm_abort(comm_), TM_SUCCESS);
+    EXPECT_EQ(tm_comm_abort(comm_), TM_SUCCESS);
+  });
+  aborter.join();
+  expect_error(tm_iteration_begin(comm_), TM_ERROR_ABORTED, "aborted");
+  std::vector<float> buf(8);
+  expect_error(tm_allreduce(buf.data(), buf.data(), 8, TM_FLOAT32, TM_SUM, comm_), TM_ERROR_ABORTED,
+               "the sandbox was aborted");
+  EXPECT_STREQ(tm_get_error_string(TM_ERROR_ABORTED), "aborted");
+  expect_error(tm_comm_abort(nullptr), TM_ERROR_INVALID_ARGUMENT, "comm is NULL");
 }
 
 TEST_F(Sandbox, NamesIterationCallExpectedAndAsked) {

@@ -2,8 +2,12 @@
 // of its slot, and only the processes at those links' ends act.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "comm/view.h"
 #include "comm/view_record.h"
+#include "rendezvous/tcp_store.h"
+#include "rendezvous/tcp_store_server.h"
 
 namespace trainmover {
 namespace {
@@ -151,6 +155,62 @@ TEST(ViewRecord, MalformedRecordsAreRejectedSayingWhy) {
     ASSERT_FALSE(parsed.ok()) << c.expected;
     EXPECT_NE(parsed.status().message().find(c.expected), std::string::npos)
         << parsed.status().message();
+  }
+}
+
+// One epoch, one view, through a real store server: a second, different
+// view of a published epoch is refused, the same view again is not, and of
+// writers racing to publish different views of one epoch exactly one wins.
+class ViewPublishTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kJob = 77;
+  void SetUp() override {
+    auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret_, kJob);
+    ASSERT_TRUE(server.ok()) << server.status().message();
+    server_ = std::move(server).value();
+  }
+  std::unique_ptr<rendezvous::TcpStore> client() {
+    return rendezvous::TcpStore::connect(server_->address(), secret_, kJob, seconds(5)).value();
+  }
+  const JobSecret secret_ = JobSecret::from_hex("0123456789abcdef0123456789abcdef").value();
+  std::unique_ptr<rendezvous::TcpStoreServer> server_;
+};
+
+TEST_F(ViewPublishTest, AnEpochKeepsItsFirstView) {
+  auto store = client();
+  View first = replaced(ring(4), 2, 900);
+  View other = replaced(ring(4), 2, 901);
+  ASSERT_TRUE(publish_view(*store, "c", first).ok());
+  EXPECT_TRUE(publish_view(*store, "c", first).ok());  // a retry
+  Status second = publish_view(*store, "c", other);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.code(), TM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(second.message().find("view epoch 2 of communicator 'c' was already published"),
+            std::string::npos)
+      << second.message();
+  auto stored = parse_view(store->get(view_key("c", 2), seconds(1)).value());
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->slots[2].instance_id, 900u);
+  EXPECT_TRUE(publish_view(*store, "other-comm", other).ok());  // names do not collide
+}
+
+TEST_F(ViewPublishTest, RacingPublishersOfOneEpochHaveOneWinner) {
+  constexpr int kWriters = 6;
+  std::vector<std::unique_ptr<rendezvous::TcpStore>> stores;
+  for (int i = 0; i < kWriters; ++i) stores.push_back(client());
+  for (uint64_t round = 0; round < 10; ++round) {
+    std::vector<Status> results(kWriters);
+    std::vector<std::thread> writers;
+    for (int i = 0; i < kWriters; ++i) {
+      writers.emplace_back([&, i] {
+        View v = replaced(ring(8, 1 + round), 3, 1000 + static_cast<uint64_t>(i));
+        results[static_cast<size_t>(i)] = publish_view(*stores[static_cast<size_t>(i)], "race", v);
+      });
+    }
+    for (auto& w : writers) w.join();
+    int won = 0;
+    for (const Status& st : results) won += st.ok() ? 1 : 0;
+    EXPECT_EQ(won, 1) << "round " << round;
   }
 }
 

@@ -1,5 +1,6 @@
-// libFuzzer target: the store's parse_request() and parse_response(). The
-// first byte picks which; accepted messages must re-encode to the same bytes.
+// libFuzzer target: the store's parse_request() and parse_response() (and,
+// inside a response, parse_compare_set_reply()). The first byte picks which;
+// accepted messages must re-encode to the same bytes.
 #include <cstring>
 
 #include "fuzz_common.h"
@@ -22,6 +23,8 @@ void check_request(std::span<const std::byte> bytes) {
   }
   if (request->key.empty() || request->key.size() > rendezvous::kMaxKeyBytes) __builtin_trap();
   if (request->value.size() > rendezvous::kMaxValueBytes) __builtin_trap();
+  if (request->expected && request->expected->size() > rendezvous::kMaxValueBytes) __builtin_trap();
+  if (request->expected && request->op != rendezvous::StoreOp::kCompareSet) __builtin_trap();
   if (!same(rendezvous::encode_request(request.value()), bytes)) __builtin_trap();
 }
 
@@ -32,6 +35,13 @@ void check_response(std::span<const std::byte> bytes) {
     return;
   }
   if (!same(rendezvous::encode_response(response.value()), bytes)) __builtin_trap();
+  auto reply = rendezvous::parse_compare_set_reply(response->body);
+  if (!reply.ok()) {
+    if (reply.status().code() != TM_ERROR_PROTOCOL) __builtin_trap();
+    return;
+  }
+  if (reply->won && !reply->current) __builtin_trap();
+  if (rendezvous::encode_compare_set_reply(reply.value()) != response->body) __builtin_trap();
 }
 
 }  // namespace

@@ -132,6 +132,13 @@ bool write_store(const fs::path& root) {
        w.write(prefixed(0, rendezvous::encode_request({StoreOp::kGet, "addr/1", "", 0, 5000})));
   ok =
       ok && w.write(prefixed(0, rendezvous::encode_request({StoreOp::kAdd, "barrier", "", -1, 0})));
+  ok = ok && w.write(prefixed(0, rendezvous::encode_request({StoreOp::kCompareSet, "tm/c/view/1",
+                                                             "epoch 1", 0, 0, std::nullopt})));
+  ok = ok && w.write(prefixed(0, rendezvous::encode_request({StoreOp::kCompareSet, "tm/c/view/1",
+                                                             "epoch 1", 0, 0, "epoch 0"})));
+  ok = ok && w.write(prefixed(1, rendezvous::encode_response(
+                                     {TM_SUCCESS, rendezvous::encode_compare_set_reply(
+                                                      {false, std::string("epoch 1")})})));
   ok = ok && w.write(prefixed(1, rendezvous::encode_response({TM_SUCCESS, "10.0.0.1:4000"})));
   ok = ok &&
        w.write(prefixed(1, rendezvous::encode_response({TM_ERROR_TIMEOUT, "key 'x' was not set"})));

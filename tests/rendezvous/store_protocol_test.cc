@@ -36,7 +36,7 @@ TEST(StoreProtocol, ResponsesRoundTrip) {
 }
 
 TEST(StoreProtocol, UnknownOperationIsNamed) {
-  for (uint8_t op : {0, 4, 255}) {
+  for (uint8_t op : {0, 5, 255}) {
     auto bytes = encode_request({StoreOp::kGet, "k", "", 0, 5});
     bytes[0] = std::byte{op};
     auto r = parse_request(bytes);
@@ -61,7 +61,7 @@ TEST(StoreProtocol, OversizedKeyAndValueAreRejected) {
                    encode_request({StoreOp::kSet, "k", std::string(kMaxValueBytes + 1, 'v'), 0, 0}))
                    .ok());
   EXPECT_FALSE(
-      parse_response(encode_response({TM_SUCCESS, std::string(kMaxValueBytes + 1, 'v')})).ok());
+      parse_response(encode_response({TM_SUCCESS, std::string(kMaxReplyBody + 1, 'v')})).ok());
 }
 
 TEST(StoreProtocol, EmptyKeyIsRejected) {
@@ -114,6 +114,58 @@ TEST(StoreProtocol, BlobLengthBeyondPayloadIsRejected) {
   w.u32(100);  // value claims 100 bytes, 3 follow
   w.bytes(as_bytes("abc"));
   EXPECT_FALSE(parse_request(bytes).ok());
+}
+
+TEST(StoreProtocol, CompareSetRequestsRoundTrip) {
+  StoreRequest if_absent{StoreOp::kCompareSet, "view/1", "new", 0, 0, std::nullopt};
+  StoreRequest if_equal{StoreOp::kCompareSet, "view/1", "new", 0, 0, std::string("\0old", 4)};
+  StoreRequest to_empty{StoreOp::kCompareSet, "view/1", "", 0, 0, std::string()};
+  for (const StoreRequest& req : {if_absent, if_equal, to_empty}) {
+    auto r = parse_request(encode_request(req));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->op, StoreOp::kCompareSet);
+    EXPECT_EQ(r->key, req.key);
+    EXPECT_EQ(r->value, req.value);
+    EXPECT_EQ(r->expected, req.expected);
+  }
+}
+
+TEST(StoreProtocol, CompareSetBadFlagAndTruncationsAreRejected) {
+  auto bytes = encode_request({StoreOp::kCompareSet, "k", "v", 0, 0, std::string("e")});
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    std::vector<std::byte> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(len));
+    EXPECT_FALSE(parse_request(cut).ok()) << len;
+  }
+  auto trailing = bytes;
+  trailing.push_back(std::byte{0});
+  EXPECT_FALSE(parse_request(trailing).ok());
+  auto flag = bytes;
+  flag[1 + 4 + 1] = std::byte{2};  // after op and the key blob
+  auto r = parse_request(flag);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("expected-value flag 2"), std::string::npos)
+      << r.status().message();
+  EXPECT_FALSE(
+      parse_request(encode_request({StoreOp::kCompareSet, "k", std::string(kMaxValueBytes + 1, 'v'),
+                                    0, 0, std::nullopt}))
+          .ok());
+}
+
+TEST(StoreProtocol, CompareSetRepliesRoundTrip) {
+  using Reply = Store::CompareSetResult;
+  for (const Reply& reply : {Reply{true, "mine"}, Reply{false, "theirs"}, Reply{false, {}},
+                             Reply{true, std::string()}}) {
+    auto r = parse_compare_set_reply(encode_compare_set_reply(reply));
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->won, reply.won);
+    EXPECT_EQ(r->current, reply.current);
+  }
+  std::string body = encode_compare_set_reply({false, "theirs"});
+  for (size_t len = 0; len < body.size(); ++len)
+    EXPECT_FALSE(parse_compare_set_reply(body.substr(0, len)).ok()) << len;
+  EXPECT_FALSE(parse_compare_set_reply(body + "x").ok());
+  EXPECT_FALSE(parse_compare_set_reply(std::string("\1\0", 2)).ok());  // won, but no value
+  EXPECT_FALSE(parse_compare_set_reply(std::string("\2\0", 2)).ok());
 }
 
 }  // namespace

@@ -189,6 +189,90 @@ TEST_F(TcpStoreTest, ConcurrentAddsAreNotLost) {
 // A rendezvous of N slots makes O(N) small requests per process; each must
 // cost a round trip, not a delayed-ACK timer (Nagle's algorithm holding the
 // payload written after the frame header).
+TEST_F(TcpStoreTest, CompareSetIfAbsentAndIfEqual) {
+  auto c = client();
+  ASSERT_NE(c, nullptr);
+  auto first = c->compare_set("cas", std::nullopt, "one");
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(first->won);
+  EXPECT_EQ(first->current, "one");
+  auto again = c->compare_set("cas", std::nullopt, "two");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->won);
+  EXPECT_EQ(again->current, "one");
+  auto wrong = c->compare_set("cas", std::string("zero"), "two");
+  ASSERT_TRUE(wrong.ok());
+  EXPECT_FALSE(wrong->won);
+  EXPECT_EQ(wrong->current, "one");
+  auto right = c->compare_set("cas", std::string("one"), "two");
+  ASSERT_TRUE(right.ok());
+  EXPECT_TRUE(right->won);
+  EXPECT_EQ(c->get("cas", seconds(1)).value(), "two");
+  auto absent = c->compare_set("never-set", std::string("x"), "y");
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->won);
+  EXPECT_FALSE(absent->current.has_value());
+  EXPECT_FALSE(c->get("never-set", std::chrono::milliseconds(50)).ok());
+}
+
+TEST_F(TcpStoreTest, CompareSetWakesAWaitingGet) {
+  auto waiter = client();
+  auto setter = client();
+  ASSERT_TRUE(waiter && setter);
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_TRUE(setter->compare_set("woken", std::nullopt, "by cas").value().won);
+  });
+  auto v = waiter->get("woken", seconds(10));
+  later.join();
+  ASSERT_TRUE(v.ok()) << v.status().message();
+  EXPECT_EQ(v.value(), "by cas");
+}
+
+// Writers racing to publish one key from their own connections: exactly one
+// wins, and every loser is told the winner's value.
+TEST_F(TcpStoreTest, RacingCompareSetsHaveOneWinner) {
+  constexpr int kWriters = 8;
+  constexpr int kRounds = 20;
+  std::vector<std::unique_ptr<TcpStore>> clients;
+  for (int i = 0; i < kWriters; ++i) clients.push_back(client());
+  for (int round = 0; round < kRounds; ++round) {
+    std::string key = str_cat("race/", round);
+    std::vector<Result<Store::CompareSetResult>> results(kWriters, error(TM_ERROR_INTERNAL, "-"));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kWriters; ++i) {
+      threads.emplace_back([&, i] {
+        results[static_cast<size_t>(i)] =
+            clients[static_cast<size_t>(i)]->compare_set(key, std::nullopt, str_cat("writer ", i));
+      });
+    }
+    for (auto& t : threads) t.join();
+    int winners = 0;
+    std::string stored = clients[0]->get(key, seconds(1)).value();
+    for (auto& r : results) {
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      winners += r->won ? 1 : 0;
+      EXPECT_EQ(r->current, stored);
+    }
+    EXPECT_EQ(winners, 1) << key;
+  }
+}
+
+TEST_F(TcpStoreTest, CompareSetTooLargeIsRejectedByTheClient) {
+  auto c = client();
+  ASSERT_NE(c, nullptr);
+  auto r = c->compare_set("k", std::string(kMaxValueBytes / 2 + 1, 'e'),
+                          std::string(kMaxValueBytes / 2, 'v'));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), TM_ERROR_INVALID_ARGUMENT);
+  auto ok = c->compare_set("k", std::nullopt, std::string(kMaxValueBytes, 'v'));
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_TRUE(ok->won);
+  auto lost = c->compare_set("k", std::nullopt, "x");  // the reply carries the whole value
+  ASSERT_TRUE(lost.ok()) << lost.status().message();
+  EXPECT_EQ(lost->current->size(), kMaxValueBytes);
+}
+
 TEST_F(TcpStoreTest, SmallRequestsDoNotWaitForDelayedAcks) {
   auto c = client();
   ASSERT_NE(c, nullptr);

@@ -203,7 +203,7 @@ Status drive_planned(RoundProcesses& procs, const SwitchRoundPlan& plan, SwitchR
   if (plan.impl == SwitchImpl::kDelta) {
     TM_ASSIGN_OR_RETURN(View view, next_view(procs, plan));
     record.view_published = monotonic_now_ns();
-    TM_RETURN_IF_ERROR(procs.store().set(view_key(kSwitchCommName, 1), encode_view(view)));
+    TM_RETURN_IF_ERROR(publish_view(procs.store(), kSwitchCommName, view));
     TM_RETURN_IF_ERROR(wait_all(procs, plan.nranks, prepared_key));
   }
   record.t0 = monotonic_now_ns() + kGoLeadNs;
@@ -240,7 +240,7 @@ Status drive_unexpected(RoundProcesses& procs, const SwitchRoundPlan& plan, Swit
   }
   record.view_published = monotonic_now_ns();
   if (plan.impl == SwitchImpl::kDelta) {
-    TM_RETURN_IF_ERROR(procs.store().set(view_key(kSwitchCommName, 1), encode_view(view)));
+    TM_RETURN_IF_ERROR(publish_view(procs.store(), kSwitchCommName, view));
   } else {
     TM_RETURN_IF_ERROR(procs.store().set(kRebuildKey, "1"));
   }
