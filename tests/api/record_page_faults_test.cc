@@ -101,7 +101,7 @@ class RecordPageFaults : public ::testing::Test {
       BusyCpu busy;
       if (!busy.bind()) return 3;
       CommConfig cc = job_.config(slot, 1, "faults");
-      tm_config_t c;
+      tm_config_t c = TM_CONFIG_INITIALIZER;
       tm_config_init(&c);
       c.slot = cc.slot;
       c.nslots = cc.nslots;
