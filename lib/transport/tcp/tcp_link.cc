@@ -78,9 +78,9 @@ size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* paylo
 }
 }  // namespace
 
-void TcpLink::fail(Status status) {
+void TcpLink::fail(Status status, bool blame_peer) {
   if (failed()) return;
-  status_ = Status(status.code(), status.message(), options_.peer_slot);
+  status_ = Status(status.code(), status.message(), blame_peer ? options_.peer_slot : -1);
   if (registered_) {
     loop_.remove(fd_.get(), this);
     registered_ = false;
@@ -486,7 +486,8 @@ bool TcpLink::match_held_frame() {
                 str_cat(options_.peer_name, " sent a message with tag 0x", std::hex, frame_.tag,
                         std::dec, " of ", frame_.length, " bytes where tag 0x", std::hex, r.tag,
                         std::dec, " of ", r.length,
-                        " bytes was expected (the slots issued different operations or counts)")));
+                        " bytes was expected (the slots issued different operations or counts)")),
+         false);  // neither side alone is at fault: every slot reports failed slot -1
     return false;
   }
   read_state_ = ReadState::kPayload;

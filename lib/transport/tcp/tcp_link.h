@@ -108,7 +108,8 @@ class TcpLink final : public Link, private EventHandler {
   // Reads into [dst, dst+len); returns bytes read, 0 when it would block.
   // On end of stream or error the link fails and -1 is returned.
   ssize_t read_into(std::byte* dst, size_t len);
-  void fail(Status status);
+  // `blame_peer`: the status names the peer slot as the one at fault.
+  void fail(Status status, bool blame_peer = true);
   // A socket call failed: the peer is gone or unreachable.
   void fail_io(const char* call, int errno_value);
   void on_send_failed(int errno_value);
