@@ -1,5 +1,7 @@
 #include "comm/collective_op.h"
 
+#include <tuple>
+
 namespace trainmover {
 
 void CollectiveOp::prepare(Params params) {
@@ -15,6 +17,10 @@ bool CollectiveOp::finish(Status status) {
   return true;
 }
 
+// A ring neighbour's dead link fails the operation only if the plan uses it:
+// a neighbour that left after its part (the root of a broadcast that just
+// ended for it) is needed by no later message. A link that died before
+// delivering what the plan receives fails in the executor.
 bool CollectiveOp::start() {
   started_ = true;
   peers_.set_progress(params_.number, -1);
@@ -27,10 +33,12 @@ bool CollectiveOp::start() {
     int prev_slot = (peers_.slot() + n - 1) % n;
     next = peers_.link(next_slot);
     prev = peers_.link(prev_slot);
-    for (auto [link, slot] : {std::pair{next, next_slot}, std::pair{prev, prev_slot}}) {
+    const bool sends = !params_.plan->sends.empty(), recvs = !params_.plan->recvs.empty();
+    for (auto [link, slot, used] :
+         {std::tuple{next, next_slot, sends}, std::tuple{prev, prev_slot, recvs}}) {
       if (link == nullptr)
         return finish(error(TM_ERROR_INTERNAL, "no link to ring neighbour slot ", slot));
-      if (link->failed()) {
+      if (used && link->failed()) {
         peers_.fail(link->status());
         return finish(peers_.failure());
       }

@@ -17,6 +17,7 @@ constexpr size_t kMaxOutstanding = 256;
 // frame's rescue copy (TcpLink::cancel_pending) can cost.
 constexpr size_t kMaxP2PFrame = size_t{4} << 20;
 constexpr Duration kFlushTimeout = std::chrono::milliseconds(500);
+constexpr Duration kAcceptTimeout = std::chrono::seconds(10);
 
 Duration grace_for(Duration timeout) {
   return std::min<Duration>(timeout / 2, std::chrono::seconds(5));
@@ -124,6 +125,8 @@ Status Communicator::start(uint64_t instance_id) {
   to.max_frame_bytes = std::max(config_.segment_bytes, kMaxP2PFrame);
   to.max_outstanding = kMaxOutstanding;
   to.handshake_timeout = seconds(config_.connect_timeout_s);
+  // A real peer proves the secret in one round trip once connected.
+  to.accept_timeout = std::min(to.handshake_timeout, kAcceptTimeout);
   TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(engine_->loop(), secret_,
                                                                            to, &peers_, &peers_));
   transport_ = std::move(transport);

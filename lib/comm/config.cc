@@ -7,11 +7,15 @@
 #include <functional>
 #include <vector>
 
+#include "common/log.h"
 #include "common/parse.h"
 #include "common/secret.h"
 
 namespace trainmover {
 namespace {
+
+constexpr double kMaxTimeoutSeconds = 1e6;  // about 11 days; beyond it deadlines overflow
+constexpr double kMaxHeartbeatSeconds = 60;
 
 struct EnvVar {
   const char* name;
@@ -21,6 +25,16 @@ struct EnvVar {
 
 Result<int64_t> int_value(const char* text, int64_t min, int64_t max) {
   return parse_int(text, min, max);
+}
+
+// Seconds in (0, max]; a negative value is a number out of range.
+Result<double> seconds_value(std::string_view text, double max) {
+  bool negative = !text.empty() && text.front() == '-';
+  TM_ASSIGN_OR_RETURN(double s, parse_seconds(negative ? text.substr(1) : text));
+  if (negative) s = -s;
+  if (!(s > 0 && s <= max))
+    return error(TM_ERROR_INVALID_ARGUMENT, "'", text, "' is out of range (0, ", max, "] seconds");
+  return s;
 }
 
 const std::vector<EnvVar>& env_table() {
@@ -71,17 +85,17 @@ const std::vector<EnvVar>& env_table() {
        }},
       {"TRAINMOVER_TIMEOUT", "seconds without progress before a collective fails (default 30)",
        [](tm_config_t& c, const char* v) -> Status {
-         TM_ASSIGN_OR_RETURN(c.timeout_s, parse_seconds(v));
+         TM_ASSIGN_OR_RETURN(c.timeout_s, seconds_value(v, kMaxTimeoutSeconds));
          return Status::Ok();
        }},
       {"TRAINMOVER_CONNECT_TIMEOUT", "seconds allowed for rendezvous and connections (default 60)",
        [](tm_config_t& c, const char* v) -> Status {
-         TM_ASSIGN_OR_RETURN(c.connect_timeout_s, parse_seconds(v));
+         TM_ASSIGN_OR_RETURN(c.connect_timeout_s, seconds_value(v, kMaxTimeoutSeconds));
          return Status::Ok();
        }},
       {"TRAINMOVER_HEARTBEAT_INTERVAL", "seconds between liveness messages (default 0.5)",
        [](tm_config_t& c, const char* v) -> Status {
-         TM_ASSIGN_OR_RETURN(c.heartbeat_interval_s, parse_seconds(v));
+         TM_ASSIGN_OR_RETURN(c.heartbeat_interval_s, seconds_value(v, kMaxHeartbeatSeconds));
          return Status::Ok();
        }},
       {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring (default 512K)",
@@ -131,6 +145,8 @@ const std::vector<EnvVar>& env_table() {
          c.role = v;
          return Status::Ok();
        }},
+      {"TRAINMOVER_LOG", "diagnostics on stderr: error, warn (default), info or debug",
+       [](tm_config_t&, const char* v) -> Status { return parse_log_level(v).status(); }},
   };
   return table;
 }
@@ -207,14 +223,12 @@ std::string environment_help() {
   std::string text;
   for (const EnvVar& var : env_table())
     text += str_cat("  ", var.name, "\n      ", var.meaning, "\n");
-  text += "  TRAINMOVER_LOG\n      diagnostics on stderr: error, warn (default), info or debug\n";
   return text;
 }
 
 std::vector<std::string> environment_variables() {
   std::vector<std::string> names;
   for (const EnvVar& var : env_table()) names.emplace_back(var.name);
-  names.emplace_back("TRAINMOVER_LOG");
   return names;
 }
 
@@ -255,7 +269,7 @@ Status CommConfig::validate() const {
   if (store_address.empty()) return bad("store_address (TRAINMOVER_STORE)", "not set");
   if (name.empty() || name.size() > 128)
     return bad("name (TRAINMOVER_COMM_NAME)", "must have 1 to 128 characters");
-  constexpr double kMaxSeconds = 1e6;  // about 11 days; beyond it deadlines overflow
+  constexpr double kMaxSeconds = kMaxTimeoutSeconds;
   if (!(timeout_s > 0 && timeout_s <= kMaxSeconds)) {
     return bad("timeout_s (TRAINMOVER_TIMEOUT)", "must be positive and at most 1e6 seconds");
   }

@@ -12,13 +12,13 @@
 namespace trainmover {
 namespace {
 
+// A bad value is refused where the configuration is read (tm_config_init);
+// here, before that, it means the default.
 LogLevel level_from_env() {
   const char* v = std::getenv("TRAINMOVER_LOG");
   if (v == nullptr) return LogLevel::kWarn;
-  if (std::strcmp(v, "error") == 0) return LogLevel::kError;
-  if (std::strcmp(v, "info") == 0) return LogLevel::kInfo;
-  if (std::strcmp(v, "debug") == 0) return LogLevel::kDebug;
-  return LogLevel::kWarn;
+  auto level = parse_log_level(v);
+  return level.ok() ? level.value() : LogLevel::kWarn;
 }
 
 const char* level_name(LogLevel level) {
@@ -61,6 +61,15 @@ std::string utc_now() {
 std::string number_or_dash(int64_t value) { return value < 0 ? "-" : std::to_string(value); }
 
 }  // namespace
+
+Result<LogLevel> parse_log_level(std::string_view text) {
+  if (text == "error") return LogLevel::kError;
+  if (text == "warn") return LogLevel::kWarn;
+  if (text == "info") return LogLevel::kInfo;
+  if (text == "debug") return LogLevel::kDebug;
+  return error(TM_ERROR_INVALID_ARGUMENT, "'", text,
+               "' is not a log level (error, warn, info or debug)");
+}
 
 bool log_enabled(LogLevel level) {
   static const LogLevel kThreshold = level_from_env();

@@ -11,13 +11,17 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "common/status.h"
 #include "common/str.h"
 
 namespace trainmover {
 
 enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 
+// "error", "warn", "info" or "debug".
+Result<LogLevel> parse_log_level(std::string_view text);
 bool log_enabled(LogLevel level);
 void log_line(LogLevel level, const std::string& message);
 // The text log_line() writes for `message` at this moment, without the

@@ -1,5 +1,6 @@
 #include "record/trace_dir.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -180,6 +181,20 @@ const char* store_outcome_name(StoreOutcome outcome) {
   return "invalid";
 }
 
+namespace {
+// Anyone who can write the directory could plant or swap a role's trace,
+// which standbys then replay: refuse it rather than use it silently.
+Status check_not_world_writable(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return system_error(str_cat("trace directory ", dir), errno);
+  if ((st.st_mode & S_IWOTH) == 0) return Status::Ok();
+  return error(TM_ERROR_INVALID_ARGUMENT, "trace directory ", dir,
+               " is writable by every user (mode ", str_cat(std::oct, st.st_mode & 07777),
+               "): anyone could replace the traces standbys replay; use a directory only the "
+               "job's user can write (chmod o-w)");
+}
+}  // namespace
+
 std::string TraceDirectory::path_for(const Role& role) const {
   return str_cat(dir_, "/", role.file_name());
 }
@@ -196,6 +211,7 @@ Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
   StoreResult result;
   result.path = path_for(trace.meta.role);
   TM_RETURN_IF_ERROR(make_directories(dir_));
+  TM_RETURN_IF_ERROR(check_not_world_writable(dir_));
   // Another replica was first (the common case for data-parallel replicas,
   // which record the same outputs): compare without writing a copy.
   TM_ASSIGN_OR_RETURN(bool written, write_unless_present(result.path, trace));
@@ -232,6 +248,7 @@ Result<StoreResult> TraceDirectory::store(const EncodedTrace& trace) const {
 
 Result<Trace> TraceDirectory::load(const Role& role, TraceExpect expect) const {
   expect.role = role;
+  TM_RETURN_IF_ERROR(check_not_world_writable(dir_));
   return Trace::load(path_for(role), expect);
 }
 

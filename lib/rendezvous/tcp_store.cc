@@ -98,7 +98,13 @@ Result<std::unique_ptr<TcpStore>> TcpStore::connect(const std::string& address,
       return std::unique_ptr<TcpStore>(new TcpStore(std::move(fd).value(), address, job_id));
     bool retry =
         fd.status().code() == TM_ERROR_SYSTEM || fd.status().code() == TM_ERROR_PEER_FAILED;
-    if (!retry || deadline.remaining() < backoff) {
+    if (!retry) {  // it answered: waiting longer would not change its mind
+      return Status(fd.status().code(),
+                    str_cat("the rendezvous store at ", address, " refused this client after ",
+                            to_seconds(timeout - deadline.remaining()) * 1e3,
+                            " ms: ", fd.status().message()));
+    }
+    if (deadline.remaining() < backoff) {
       return Status(fd.status().code() == TM_ERROR_SYSTEM ? TM_ERROR_TIMEOUT : fd.status().code(),
                     str_cat("cannot reach the rendezvous store at ", address, " within ",
                             to_seconds(timeout), " s: ", fd.status().message()));

@@ -12,6 +12,7 @@
 #include "common/parse.h"
 #include "rendezvous/store.h"
 #include "rendezvous/store_protocol.h"
+#include "transport/tcp/acceptor.h"
 #include "transport/tcp/frame_stream.h"
 #include "transport/tcp/handshake_session.h"
 #include "transport/tcp/socket.h"
@@ -25,22 +26,26 @@ using transport::tcp::HandshakeSession;
 
 namespace {
 constexpr Duration kHandshakeTimeout = std::chrono::seconds(10);
-}
+// Clients that have not proved the secret yet: beyond this many, the oldest
+// goes, so that a flood of silent connections can neither exhaust the
+// server's descriptors nor keep a real client out.
+constexpr size_t kMaxPendingHandshakes = 128;
+}  // namespace
 
 class TcpStoreServer::Impl final : private EventHandler {
  public:
   Impl(std::unique_ptr<EventLoop> loop, UniqueFd listen_fd, const JobSecret& secret,
        uint64_t job_id)
       : loop_(std::move(loop)),
-        listen_fd_(std::move(listen_fd)),
+        acceptor_(std::move(listen_fd), "store"),
         secret_(secret),
         job_id_(job_id) {}
   ~Impl() {
     connections_.clear();
-    loop_->remove(listen_fd_.get(), this);
+    loop_->remove(acceptor_.fd(), this);
   }
 
-  Status register_listener() { return loop_->add(listen_fd_.get(), EPOLLIN, this); }
+  Status register_listener() { return loop_->add(acceptor_.fd(), EPOLLIN, this); }
   void run();
   void stop() {
     stopping_ = true;
@@ -69,6 +74,8 @@ class TcpStoreServer::Impl final : private EventHandler {
   };
 
   void on_events(uint32_t) override;  // listener
+  void on_accepted(UniqueFd fd);
+  void drop_oldest_pending();
   void on_connection_event(Connection& c);
   void on_request(Connection& c, const FrameHeader& header, std::vector<std::byte>&& payload);
   void store(const std::string& key, const std::string& value);
@@ -79,7 +86,7 @@ class TcpStoreServer::Impl final : private EventHandler {
   Duration next_timeout() const;
 
   std::unique_ptr<EventLoop> loop_;
-  UniqueFd listen_fd_;
+  transport::tcp::Acceptor acceptor_;
   JobSecret secret_;
   uint64_t job_id_;
   std::atomic<bool> stopping_{false};
@@ -97,6 +104,7 @@ void TcpStoreServer::Impl::run() {
       return;
     }
     expire(Clock::now());
+    if (Clock::now() >= acceptor_.retry_at()) on_events(EPOLLIN);
     std::erase_if(connections_, [](const auto& entry) { return entry.second->dead; });
   }
 }
@@ -104,31 +112,44 @@ void TcpStoreServer::Impl::run() {
 Duration TcpStoreServer::Impl::next_timeout() const {
   Clock::time_point next = Clock::now() + std::chrono::seconds(1);
   for (const auto& [key, w] : waiters_) next = std::min(next, w.deadline);
+  next = std::min(next, acceptor_.retry_at());
   return std::max<Duration>(next - Clock::now(), Duration::zero());
 }
 
 void TcpStoreServer::Impl::on_events(uint32_t) {
-  while (true) {
-    int fd = accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      return;
-    }
-    transport::Hello local;
-    local.job_id = job_id_;
-    local.comm_id = kStoreCommId;
-    auto session =
-        HandshakeSession::acceptor(UniqueFd(fd), secret_, local, nullptr, "store client");
-    if (!session.ok()) continue;
-    auto c = std::make_unique<Connection>();
-    c->owner = this;
-    c->id = next_id_++;
-    c->handshake = std::move(session).value();
-    c->handshake_deadline = Clock::now() + kHandshakeTimeout;
-    if (!loop_->add(c->handshake->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, c.get()).ok()) continue;
-    Connection& ref = *c;
-    connections_[ref.id] = std::move(c);
-    on_connection_event(ref);
+  acceptor_.accept_ready([this](UniqueFd fd) { on_accepted(std::move(fd)); });
+}
+
+void TcpStoreServer::Impl::on_accepted(UniqueFd fd) {
+  drop_oldest_pending();
+  transport::Hello local;
+  local.job_id = job_id_;
+  local.comm_id = kStoreCommId;
+  auto session = HandshakeSession::acceptor(std::move(fd), secret_, local, nullptr, "store client");
+  if (!session.ok()) return;
+  auto c = std::make_unique<Connection>();
+  c->owner = this;
+  c->id = next_id_++;
+  c->handshake = std::move(session).value();
+  c->handshake_deadline = Clock::now() + kHandshakeTimeout;
+  if (!loop_->add(c->handshake->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, c.get()).ok()) return;
+  Connection& ref = *c;
+  connections_[ref.id] = std::move(c);
+  on_connection_event(ref);
+}
+
+// Makes room for one more unauthenticated client (ids grow with age).
+void TcpStoreServer::Impl::drop_oldest_pending() {
+  size_t pending = 0;
+  Connection* oldest = nullptr;
+  for (auto& [id, c] : connections_) {
+    if (c->dead || !c->handshake) continue;
+    ++pending;
+    if (oldest == nullptr || id < oldest->id) oldest = c.get();
+  }
+  if (pending >= kMaxPendingHandshakes) {
+    drop(*oldest, error(TM_ERROR_TIMEOUT, "handshake pending while ", pending,
+                        " newer clients wait: dropped the oldest"));
   }
 }
 
@@ -138,6 +159,9 @@ void TcpStoreServer::Impl::drop(Connection& c, const Status& why) {
   int fd = c.handshake ? c.handshake->fd() : c.fd.get();
   loop_->remove(fd, &c);
   c.dead = true;
+  // An unauthenticated client's descriptor goes now, not after the batch: a
+  // flood accepted in one batch must not hold descriptors it was refused.
+  c.handshake.reset();
   std::erase_if(waiters_, [&](const auto& entry) { return entry.second.connection == c.id; });
 }
 

@@ -16,7 +16,11 @@
 //    socket buffer (back-pressure); nothing is buffered in user space.
 //  - Errors: once status() is not ok the link is dead: pending and new
 //    requests test as kFailed, and the status says why, naming the peer slot.
-//    A dead link is never revived; the owner replaces it.
+//    A dead link is never revived; the owner replaces it. When the peer stops
+//    reading (a write fails) while no data send of ours is pending, the link
+//    is not dead yet: it drops control frames and keeps delivering what the
+//    peer sent before (a peer that left right after its part), and dies where
+//    that stream ends, or when a send is posted.
 //  - cancel_pending() abandons every posted request at once (see below).
 //  - Control frames (heartbeat, abort) are delivered to the LinkObserver as
 //    soon as they are read, with the epoch they were sent in; they may

@@ -166,6 +166,7 @@ TEST(InitConfig, MalformedVariablesAreNamed) {
       {"TRAINMOVER_SEGMENT_BYTES", "12X"},
       {"TRAINMOVER_JOB_ID", "12ab"},
       {"TRAINMOVER_STAGING_BUFFERS", "many"},
+      {"TRAINMOVER_LOG", "verbose"},
       {"TRAINMOVER_HEARTBEAT_INTERVAL", ""},  // empty means unset: accepted
   };
   for (const auto& [name, value] : cases) {
@@ -181,6 +182,29 @@ TEST(InitConfig, MalformedVariablesAreNamed) {
     EXPECT_EQ(st.code(), TM_ERROR_INVALID_ARGUMENT);
     EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
     EXPECT_NE(st.message().find(value), std::string::npos) << st.message();
+  }
+}
+
+// A negative duration is a number out of range, and the error says the range.
+TEST(InitConfig, NegativeSecondsAreOutOfRangeNotNaN) {
+  for (const char* name :
+       {"TRAINMOVER_TIMEOUT", "TRAINMOVER_CONNECT_TIMEOUT", "TRAINMOVER_HEARTBEAT_INTERVAL"}) {
+    ScopedEnv env;
+    env.set(name, "-1");
+    tm_config_t c;
+    Status st = init_config(c);
+    ASSERT_FALSE(st.ok()) << name;
+    EXPECT_EQ(st.message().find("not a number"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("out of range (0, "), std::string::npos) << st.message();
+  }
+}
+
+TEST(InitConfig, EveryLogLevelIsAccepted) {
+  for (const char* level : {"error", "warn", "info", "debug"}) {
+    ScopedEnv env;
+    env.set("TRAINMOVER_LOG", level);
+    tm_config_t c;
+    EXPECT_TRUE(init_config(c).ok()) << level;
   }
 }
 

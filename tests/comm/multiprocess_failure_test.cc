@@ -172,6 +172,9 @@ TEST(PeerFailure, MismatchedCountsAreAProtocolError) {
     Status st = comm.value()->allreduce(data.data(), data.data(), count, TM_FLOAT32, TM_SUM);
     if (st.ok()) return complain(slot, "mismatched allreduce succeeded");
     if (st.code() != TM_ERROR_PROTOCOL) return complain(slot, "unexpected code: " + st.message());
+    // A disagreement has no single culprit: every slot reports the same, -1.
+    if (st.failed_slot() != -1)
+      return complain(slot, str_cat("reported failed slot ", st.failed_slot(), ": ", st.message()));
     return destroy_and_check(std::move(comm).value(), before, slot);
   });
   expect_all_ok(exits);

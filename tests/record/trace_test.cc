@@ -405,6 +405,20 @@ TEST(TraceDirectory, ADamagedStoredTraceIsNoDuplicate) {
   }
 }
 
+TEST(TraceDirectory, RefusesAWorldWritableDirectory) {
+  TempDir dir;
+  TraceDirectory traces(dir.path());
+  ASSERT_TRUE(traces.store(sample_file()).ok());
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0777), 0);
+  Role role = Role::parse("stage=first,tp=1").value();
+  EXPECT_TRUE(FailsWith(traces.store(sample_file()).status(), TM_ERROR_INVALID_ARGUMENT,
+                        "writable by every user"));
+  EXPECT_TRUE(
+      FailsWith(traces.load(role).status(), TM_ERROR_INVALID_ARGUMENT, "writable by every user"));
+  ASSERT_EQ(::chmod(dir.path().c_str(), 0750), 0);
+  EXPECT_TRUE(traces.load(role).ok());
+}
+
 TEST(TraceDirectory, RejectsAMisplacedFile) {
   TempDir dir;
   TraceDirectory traces(dir.path());

@@ -298,8 +298,15 @@ TEST_F(TcpStoreTest, WrongSecretIsRefused) {
   auto intruder = TcpStore::connect(server_->address(), bad_secret(), kJob, seconds(2));
   ASSERT_FALSE(intruder.ok());
   EXPECT_EQ(intruder.status().code(), TM_ERROR_AUTH) << intruder.status().message();
+  // It reached the store at once: the error says that it was refused, and why.
+  EXPECT_NE(intruder.status().message().find("refused this client"), std::string::npos)
+      << intruder.status().message();
+  EXPECT_EQ(intruder.status().message().find("cannot reach"), std::string::npos)
+      << intruder.status().message();
   auto other_job = TcpStore::connect(server_->address(), good_secret(), kJob + 1, seconds(2));
   EXPECT_FALSE(other_job.ok());
+  EXPECT_NE(other_job.status().message().find("refused this client"), std::string::npos)
+      << other_job.status().message();
 }
 
 TEST_F(TcpStoreTest, ForgedProofCannotReadKeys) {

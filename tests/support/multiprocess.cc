@@ -1,10 +1,12 @@
 #include "support/multiprocess.h"
 
 #include "rendezvous/tcp_store_server.h"
+#include "transport/tcp/socket.h"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,8 +33,10 @@ JobSecret make_secret() {
 namespace {
 // The store process: serves until its parent goes away, reporting its
 // address (or why it could not start) on `report_fd`.
-[[noreturn]] void serve_store(const JobSecret& secret, uint64_t job_id, int report_fd) {
+[[noreturn]] void serve_store(const JobSecret& secret, uint64_t job_id, int report_fd,
+                              int fd_limit) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (fd_limit > 0 && !limit_fds(fd_limit)) _exit(1);
   auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id);
   std::string report =
       server.ok() ? server.value()->address() : "error: " + server.status().message();
@@ -43,14 +47,31 @@ namespace {
 }
 }  // namespace
 
-TestJob::TestJob() : secret_(make_secret()), job_id_(random_u64().value() >> 1) {
+bool limit_fds(int limit) {
+  rlimit r{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
+  return setrlimit(RLIMIT_NOFILE, &r) == 0;
+}
+
+std::vector<UniqueFd> silent_connections(const std::string& address, int count) {
+  std::vector<UniqueFd> fds;
+  auto to = transport::tcp::resolve(address);
+  if (!to.ok()) return fds;
+  for (int i = 0; i < count; ++i) {
+    auto fd = transport::tcp::start_connect(to.value());
+    if (!fd.ok()) break;
+    fds.push_back(std::move(fd).value());
+  }
+  return fds;
+}
+
+TestJob::TestJob(int store_fd_limit) : secret_(make_secret()), job_id_(random_u64().value() >> 1) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   std::fflush(nullptr);
   store_pid_ = fork();
   if (store_pid_ == 0) {
     close(fds[0]);
-    serve_store(secret_, job_id_, fds[1]);
+    serve_store(secret_, job_id_, fds[1], store_fd_limit);
   }
   close(fds[1]);
   std::string line;

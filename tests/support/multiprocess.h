@@ -21,6 +21,7 @@
 
 #include "comm/config.h"
 #include "common/secret.h"
+#include "common/unique_fd.h"
 
 namespace trainmover::testing {
 
@@ -35,7 +36,8 @@ struct ChildExit {
 
 class TestJob {
  public:
-  TestJob();
+  // store_fd_limit > 0: the store process runs with that RLIMIT_NOFILE.
+  explicit TestJob(int store_fd_limit = 0);
   ~TestJob();
 
   // A valid configuration for `slot` of `nslots`, with short timeouts.
@@ -54,6 +56,12 @@ class TestJob {
   pid_t store_pid_ = -1;
   std::string store_address_;
 };
+
+// Lowers this process's RLIMIT_NOFILE (soft and hard) to `limit`.
+bool limit_fds(int limit);
+// Opens `count` non-blocking TCP connections to `address` ("host:port") that
+// never send a byte; fewer if this process runs out of descriptors.
+std::vector<UniqueFd> silent_connections(const std::string& address, int count);
 
 // Forks one child running body(); returns its pid.
 pid_t fork_child(const std::function<int()>& body);

@@ -144,6 +144,8 @@ TEST(HandshakeSession, WrongJobIdIsNamed) {
       << p.connector->status().message();
   EXPECT_NE(p.connector->status().message().find("1001"), std::string::npos)
       << p.connector->status().message();
+  EXPECT_EQ(p.connector->status().message().find("different wrong"), std::string::npos)
+      << p.connector->status().message();
   EXPECT_EQ(p.acceptor->state(), HandshakeSession::State::kFailed);
 }
 

@@ -141,7 +141,11 @@ class TcpLinkTest : public ::testing::Test {
   UniqueFd right_fd_;
 };
 
-::testing::AssertionResult FailedWith(const Link& link, tm_result_t code, const std::string& text) {
+constexpr int kThePeer = -2;
+
+// `blamed`: the failed slot the status must name (kThePeer: the link's peer).
+::testing::AssertionResult FailedWith(const Link& link, tm_result_t code, const std::string& text,
+                                      int blamed = kThePeer) {
   if (!link.failed()) return ::testing::AssertionFailure() << "link did not fail";
   if (link.status().code() != code) {
     return ::testing::AssertionFailure()
@@ -151,7 +155,7 @@ class TcpLinkTest : public ::testing::Test {
     return ::testing::AssertionFailure()
            << "'" << link.status().message() << "' does not name '" << text << "'";
   }
-  if (link.status().failed_slot() != link.peer_slot()) {
+  if (link.status().failed_slot() != (blamed == kThePeer ? link.peer_slot() : blamed)) {
     return ::testing::AssertionFailure() << "failed_slot " << link.status().failed_slot();
   }
   return ::testing::AssertionSuccess();
@@ -213,8 +217,8 @@ TEST_F(TcpLinkTest, TagMismatchNamesBothTags) {
   GuardedBuffer buf(64);
   auto recv = right->post_recv(0xBBB, buf.span());
   ASSERT_TRUE(drive([&] { return right->failed(); }));
-  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0xaaa"));
-  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0xbbb"));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0xaaa", -1));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0xbbb", -1));
   EXPECT_EQ(right->test(recv), RequestState::kFailed);
   EXPECT_EQ(observer.failures, 1);
   EXPECT_TRUE(buf.untouched());
@@ -228,8 +232,8 @@ TEST_F(TcpLinkTest, LengthMismatchFailsWithoutWritingTheBuffer) {
   GuardedBuffer buf(64);
   auto recv = right->post_recv(9, buf.span());
   ASSERT_TRUE(drive([&] { return right->failed(); }));
-  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "of 100 bytes"));
-  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "of 64 bytes"));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "of 100 bytes", -1));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "of 64 bytes", -1));
   EXPECT_EQ(right->test(recv), RequestState::kFailed);
   EXPECT_TRUE(buf.untouched());
 }
@@ -274,7 +278,7 @@ TEST_F(TcpLinkTest, LongerFrameThanPostedIsRejectedAndGuardStaysIntact) {
   auto recv = right->post_recv(1, buf.span());
   raw_frame(peer_header(1, 128 + kGuardBytes), pattern(128 + kGuardBytes, 0));
   ASSERT_TRUE(drive([&] { return right->failed(); }));
-  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0x1 of 4224 bytes"));
+  EXPECT_TRUE(FailedWith(*right, TM_ERROR_PROTOCOL, "tag 0x1 of 4224 bytes", -1));
   EXPECT_EQ(right->test(recv), RequestState::kFailed);
   EXPECT_TRUE(buf.untouched());
 }

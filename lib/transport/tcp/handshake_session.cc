@@ -179,8 +179,9 @@ void HandshakeSession::on_reply() {
     return fail(error(TM_ERROR_PROTOCOL, "peer answered as a connector"));
   Verdict fields = check_fields(peer_);
   if (fields != Verdict::kAccepted) {
-    return fail(error(TM_ERROR_PROTOCOL, "reached a process with a different ",
-                      verdict_text(fields), " (job ", peer_.job_id, ")"));
+    return fail(error(TM_ERROR_PROTOCOL,
+                      "reached a process of another job or communicator: ", verdict_text(fields),
+                      " (it has job ", peer_.job_id, ", this process ", local_.job_id, ")"));
   }
   if (expect_.slot >= 0 && peer_.slot != expect_.slot) {
     return fail(error(TM_ERROR_PROTOCOL, "reached the process serving slot ", peer_.slot,

@@ -114,6 +114,15 @@ Result<SocketAddress> local_address(int fd) {
   return address;
 }
 
+Result<SocketAddress> peer_address(int fd) {
+  SocketAddress address;
+  address.length = sizeof address.storage;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&address.storage), &address.length) != 0) {
+    return system_error("getpeername", errno);
+  }
+  return address;
+}
+
 Result<UniqueFd> start_connect(const SocketAddress& address) {
   UniqueFd fd(socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return system_error("socket", errno);

@@ -35,6 +35,7 @@ Result<SocketAddress> resolve(const std::string& host, uint16_t port);
 // A listening socket bound to `address` (port 0 picks a free port).
 Result<UniqueFd> listen_on(const SocketAddress& address, int backlog = 256);
 Result<SocketAddress> local_address(int fd);
+Result<SocketAddress> peer_address(int fd);
 
 // Starts a non-blocking connect; completion is signalled by writability,
 // then checked with finish_connect().

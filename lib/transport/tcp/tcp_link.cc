@@ -78,9 +78,9 @@ size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* paylo
 }
 }  // namespace
 
-void TcpLink::fail(Status status) {
+void TcpLink::fail(Status status, bool blame_peer) {
   if (failed()) return;
-  status_ = Status(status.code(), status.message(), options_.peer_slot);
+  status_ = Status(status.code(), status.message(), blame_peer ? options_.peer_slot : -1);
   if (registered_) {
     loop_.remove(fd_.get(), this);
     registered_ = false;
@@ -109,6 +109,22 @@ void TcpLink::send_parting_abort() {
   [[maybe_unused]] ssize_t n = send_iov(fd_.get(), iov.data(), iov.size());
 }
 
+// The peer reads no more (it closed, or crashed). What it wrote before may
+// still wait in our socket ahead of its goodbye: a peer that left right
+// after its part of an operation sent data that a receive here has not
+// taken yet. Unless a message of ours is lost with the connection, the link
+// stays up for reading and fails where the stream ends, as a reader sees it.
+void TcpLink::on_send_failed(int errno_value) {
+  if (!sends_.empty() || salvaging_) return fail_io("send", errno_value);
+  writes_closed_ = true;
+  write_errno_ = errno_value;
+  controls_.clear();
+  if (closing_) flushed_ = true;  // nobody is left to write the goodbye to
+  log(LogLevel::kDebug, "link to ", options_.peer_name, ": ",
+      system_error("send", errno_value).message(), "; reading what it sent before");
+  read_some();
+}
+
 void TcpLink::fail_io(const char* call, int errno_value) {
   salvage_control_frames();
   fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
@@ -131,6 +147,10 @@ RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) 
   if (failed() || detached_) return handle;  // tests as kFailed
   if (closing_) {
     fail(error(TM_ERROR_INTERNAL, "send posted on a closing link"));
+    return handle;
+  }
+  if (writes_closed_) {  // the peer reads no more: this message cannot arrive
+    fail_io("send", write_errno_);
     return handle;
   }
   if (data.size() > options_.max_frame_bytes) {
@@ -235,7 +255,7 @@ void TcpLink::cancel_receives() {
 }
 
 void TcpLink::send_control(const ControlMessage& message) {
-  if (failed() || goodbye_queued_) return;
+  if (failed() || goodbye_queued_ || writes_closed_) return;
   if (enqueue_control(message)) write_some();
 }
 
@@ -258,6 +278,7 @@ bool TcpLink::enqueue_control(const ControlMessage& message) {
 
 void TcpLink::close_gracefully() {
   closing_ = true;
+  if (writes_closed_) flushed_ = true;
   if (!failed()) write_some();
 }
 
@@ -277,7 +298,7 @@ void TcpLink::on_events(uint32_t events) {
 // ---- writing ---------------------------------------------------------------
 
 void TcpLink::write_some() {
-  while (!failed()) {
+  while (!failed() && !writes_closed_) {
     bool data_in_progress = !sends_.empty() && sends_.front().written > 0;
     bool progressed = false;
     if (!controls_.empty() && !data_in_progress) {
@@ -290,7 +311,7 @@ void TcpLink::write_some() {
     // Once the data is out, the goodbye (if closing) goes last.
     if (!progressed && !maybe_send_goodbye()) break;
   }
-  if (failed()) return;
+  if (failed() || writes_closed_) return;
   if (goodbye_queued_ && controls_.empty() && !flushed_) {
     shutdown(fd_.get(), SHUT_WR);
     flushed_ = true;
@@ -303,7 +324,7 @@ bool TcpLink::write_control() {
   size_t count = add_frame_iov(iov.data(), c.header.data(), c.payload.data(), c.length, c.written);
   ssize_t n = send_iov(fd_.get(), iov.data(), count);
   if (n < 0) {
-    fail_io("send", errno);
+    on_send_failed(errno);
     return false;
   }
   c.written += static_cast<size_t>(n);
@@ -321,7 +342,7 @@ bool TcpLink::write_data() {
   }
   ssize_t n = send_iov(fd_.get(), iov.data(), count);
   if (n < 0) {
-    fail_io("send", errno);
+    on_send_failed(errno);
     return false;
   }
   size_t left = static_cast<size_t>(n);
@@ -379,7 +400,11 @@ ssize_t TcpLink::read_into(std::byte* dst, size_t len) {
     }
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    fail_io("recv", errno);
+    if (peer_left_) {  // a reset after its goodbye: our last heartbeat reached a closed socket
+      fail(Status(TM_ERROR_PEER_FAILED, str_cat(options_.peer_name, " left the communicator")));
+    } else {
+      fail_io("recv", errno);
+    }
     return -1;
   }
 }
@@ -461,7 +486,8 @@ bool TcpLink::match_held_frame() {
                 str_cat(options_.peer_name, " sent a message with tag 0x", std::hex, frame_.tag,
                         std::dec, " of ", frame_.length, " bytes where tag 0x", std::hex, r.tag,
                         std::dec, " of ", r.length,
-                        " bytes was expected (the slots issued different operations or counts)")));
+                        " bytes was expected (the slots issued different operations or counts)")),
+         false);  // neither side alone is at fault: every slot reports failed slot -1
     return false;
   }
   read_state_ = ReadState::kPayload;

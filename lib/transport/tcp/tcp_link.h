@@ -108,9 +108,11 @@ class TcpLink final : public Link, private EventHandler {
   // Reads into [dst, dst+len); returns bytes read, 0 when it would block.
   // On end of stream or error the link fails and -1 is returned.
   ssize_t read_into(std::byte* dst, size_t len);
-  void fail(Status status);
+  // `blame_peer`: the status names the peer slot as the one at fault.
+  void fail(Status status, bool blame_peer = true);
   // A socket call failed: the peer is gone or unreachable.
   void fail_io(const char* call, int errno_value);
+  void on_send_failed(int errno_value);
   void salvage_control_frames();
   void send_parting_abort();
   void cancel_receives();
@@ -136,6 +138,8 @@ class TcpLink final : public Link, private EventHandler {
   std::vector<std::byte> rescue_;  // the unsent rest of a frame cancelled half-way
   size_t rescue_base_ = 0;         // payload offset that rescue_[0] stands for
   bool closing_ = false;
+  bool writes_closed_ = false;  // a send failed with nothing of ours lost: reading goes on
+  int write_errno_ = 0;
   bool goodbye_queued_ = false;
   bool flushed_ = false;
 

@@ -19,7 +19,7 @@ struct TcpTransport::Pending final : EventHandler {
   uint64_t epoch = 0;  // outgoing: the epoch we asked for (the link's epoch)
   bool registered = false;
   bool finished = false;
-  Clock::time_point deadline;
+  Clock::time_point started;
 
   void on_events(uint32_t) override { owner->on_session_event(*this); }
 };
@@ -30,10 +30,11 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::create(EventLoop& loop, cons
                                                            LinkObserver* link_observer) {
   std::unique_ptr<TcpTransport> t(new TcpTransport(loop, secret, options, listener, link_observer));
   TM_ASSIGN_OR_RETURN(SocketAddress bind_address, resolve(options.listen_host, 0));
-  TM_ASSIGN_OR_RETURN(t->listen_fd_, listen_on(bind_address));
-  TM_ASSIGN_OR_RETURN(SocketAddress bound, local_address(t->listen_fd_.get()));
+  TM_ASSIGN_OR_RETURN(UniqueFd listen_fd, listen_on(bind_address));
+  TM_ASSIGN_OR_RETURN(SocketAddress bound, local_address(listen_fd.get()));
   t->endpoint_ = bound.to_string();
-  TM_RETURN_IF_ERROR(loop.add(t->listen_fd_.get(), EPOLLIN, t.get()));
+  t->acceptor_ = std::make_unique<Acceptor>(std::move(listen_fd), "link listener");
+  TM_RETURN_IF_ERROR(loop.add(t->acceptor_->fd(), EPOLLIN, t.get()));
   return t;
 }
 
@@ -47,7 +48,7 @@ TcpTransport::TcpTransport(EventLoop& loop, const JobSecret& secret, const Optio
 
 TcpTransport::~TcpTransport() {
   for (auto& p : pending_) retire(*p);
-  if (listen_fd_.valid()) loop_.remove(listen_fd_.get(), this);
+  if (acceptor_ != nullptr) loop_.remove(acceptor_->fd(), this);
 }
 
 std::string TcpTransport::slot_name(int slot) const {
@@ -67,30 +68,43 @@ Hello TcpTransport::local_hello() const {
 void TcpTransport::on_events(uint32_t) { accept_all(); }
 
 void TcpTransport::accept_all() {
-  while (true) {
-    sockaddr_storage from{};
-    socklen_t from_len = sizeof from;
-    int fd = accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&from), &from_len,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK)
-        log(LogLevel::kWarn, "accept: ", system_error("", errno).message());
-      return;
-    }
-    SocketAddress peer;
-    std::memcpy(&peer.storage, &from, from_len);
-    peer.length = from_len;
-    auto session = HandshakeSession::acceptor(
-        UniqueFd(fd), secret_, local_hello(),
-        [this](const Hello& h) { return listener_->on_incoming(h); },
-        "connection from " + peer.to_string());
-    if (!session.ok()) {
-      log(LogLevel::kWarn, "cannot start handshake: ", session.status().message());
-      continue;
-    }
-    start_session(std::move(session).value(), -1, false);
+  acceptor_->accept_ready([this](UniqueFd fd) { on_accepted(std::move(fd)); });
+}
+
+void TcpTransport::on_accepted(UniqueFd fd) {
+  std::string name = "a connection";
+  if (auto peer = peer_address(fd.get()); peer.ok())
+    name = "connection from " + peer.value().to_string();
+  retire_oldest_unauthenticated();
+  auto session = HandshakeSession::acceptor(
+      std::move(fd), secret_, local_hello(),
+      [this](const Hello& h) { return listener_->on_incoming(h); }, std::move(name));
+  if (!session.ok()) {
+    log(LogLevel::kWarn, "cannot start handshake: ", session.status().message());
+    return;
   }
+  start_session(std::move(session).value(), -1, false);
+}
+
+// An incoming connection that has not proved the secret yet.
+bool TcpTransport::unauthenticated(const Pending& p) const {
+  return !p.finished && !p.outgoing && !p.session->deferred();
+}
+
+// Makes room for one more unauthenticated connection (pending_ is oldest first).
+void TcpTransport::retire_oldest_unauthenticated() {
+  size_t count = 0;
+  Pending* oldest = nullptr;
+  for (auto& p : pending_) {
+    if (!unauthenticated(*p)) continue;
+    ++count;
+    if (oldest == nullptr) oldest = p.get();
+  }
+  if (count < kMaxPendingAccepts) return;
+  log(LogLevel::kInfo, "dropping ", oldest->session->peer_name(), ": ", count,
+      " connections wait for their handshake");
+  retire(*oldest);
+  oldest->session->take_fd();  // closes it now
 }
 
 void TcpTransport::connect(int slot, const std::string& endpoint, uint64_t instance_id) {
@@ -140,7 +154,7 @@ void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int 
   pending->slot = slot;
   pending->outgoing = outgoing;
   pending->epoch = options_.epoch;
-  pending->deadline = Clock::now() + options_.handshake_timeout;
+  pending->started = Clock::now();
   Status st = loop_.add(pending->session->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, pending.get());
   if (!st.ok()) {
     if (outgoing) listener_->on_connect_failed(slot, st, Verdict::kRefused);
@@ -202,13 +216,19 @@ void TcpTransport::finish(Pending& pending) {
   listener_->on_link_ready(std::move(link).value(), peer);
 }
 
+Duration TcpTransport::limit_for(const Pending& p) const {
+  return unauthenticated(p) ? options_.accept_timeout : options_.handshake_timeout;
+}
+
 void TcpTransport::sweep() {
   auto now = Clock::now();
+  if (now >= acceptor_->retry_at()) accept_all();
   for (auto& p : pending_) {
-    if (p->finished || now < p->deadline) continue;
-    Status timeout =
-        error(TM_ERROR_TIMEOUT, "handshake with ", p->session->peer_name(),
-              " did not complete within ", to_seconds(options_.handshake_timeout), " s");
+    if (p->finished) continue;
+    Duration limit = limit_for(*p);
+    if (now < p->started + limit) continue;
+    Status timeout = error(TM_ERROR_TIMEOUT, "handshake with ", p->session->peer_name(),
+                           " did not complete within ", to_seconds(limit), " s");
     retire(*p);
     if (p->outgoing) {
       listener_->on_connect_failed(p->slot, timeout, Verdict::kRefused);

@@ -2,9 +2,12 @@
 // outgoing connections, and turns each authenticated connection into a
 // TcpLink.
 //
-// Only the address given is bound (never INADDR_ANY unless asked), and a
-// connection that does not complete the handshake within the handshake
-// timeout is closed.
+// Only the address given is bound (never INADDR_ANY unless asked). An
+// incoming connection that has not proved the secret within accept_timeout
+// is closed, and at most kMaxPendingAccepts such connections are held (the
+// oldest goes first), so silent connections cannot starve the job. Outgoing
+// handshakes, and incoming ones already authenticated that wait for a
+// verdict (a joiner of an epoch not prepared yet), have handshake_timeout.
 #pragma once
 
 #include <memory>
@@ -14,6 +17,7 @@
 #include "common/clock.h"
 #include "common/event_loop.h"
 #include "common/secret.h"
+#include "transport/tcp/acceptor.h"
 #include "transport/tcp/handshake_session.h"
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_link.h"
@@ -34,7 +38,9 @@ class TcpTransport final : public Transport, private EventHandler {
     uint64_t max_frame_bytes = uint64_t{1} << 31;
     size_t max_outstanding = 512;
     Duration handshake_timeout = std::chrono::seconds(10);
+    Duration accept_timeout = std::chrono::seconds(10);
   };
+  static constexpr size_t kMaxPendingAccepts = 128;
 
   // `secret`, `loop` and both observers must outlive the transport.
   static Result<std::unique_ptr<TcpTransport>> create(EventLoop& loop, const JobSecret& secret,
@@ -57,6 +63,10 @@ class TcpTransport final : public Transport, private EventHandler {
                TransportListener* listener, LinkObserver* link_observer);
   void on_events(uint32_t events) override;  // the listening socket
   void accept_all();
+  void on_accepted(UniqueFd fd);
+  void retire_oldest_unauthenticated();
+  bool unauthenticated(const Pending& pending) const;
+  Duration limit_for(const Pending& pending) const;
   Hello local_hello() const;
   void start_session(std::unique_ptr<HandshakeSession> session, int slot, bool outgoing);
   void on_session_event(Pending& pending);
@@ -69,7 +79,7 @@ class TcpTransport final : public Transport, private EventHandler {
   Options options_;
   TransportListener* listener_;
   LinkObserver* link_observer_;
-  UniqueFd listen_fd_;
+  std::unique_ptr<Acceptor> acceptor_;
   std::string endpoint_;
   std::vector<std::unique_ptr<Pending>> pending_;
 };
