@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/command_line.h"
+#include "common/json.h"
 #include "common/parse.h"
 #include "common/str.h"
 
@@ -91,6 +92,12 @@ std::string format_plan(const std::vector<SizePlan>& plans) {
     out += str_cat(p.bytes, ":", p.iters, ":", p.warmup);
   }
   return out;
+}
+
+std::string format_plan_json(const std::vector<SizePlan>& plans) {
+  Json out = Json::array();
+  for (const SizePlan& p : plans) out.push_back({p.bytes, p.iters, p.warmup});
+  return json_line(out);
 }
 
 Result<std::vector<SizePlan>> parse_plan(std::string_view text) {

@@ -52,6 +52,8 @@ std::vector<SizePlan> plan_sizes(const AllreduceOptions& options);
 
 // The plan on a worker's command line: "bytes:iters:warmup,...".
 std::string format_plan(const std::vector<SizePlan>& plans);
+// The plan as the OpenMPI peer reads it: [[bytes, iters, warmup], ...].
+std::string format_plan_json(const std::vector<SizePlan>& plans);
 Result<std::vector<SizePlan>> parse_plan(std::string_view text);
 
 }  // namespace trainmover::bench

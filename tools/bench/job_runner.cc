@@ -158,7 +158,7 @@ JobOutcome run_mpi_job(const AllreduceOptions& options, const std::vector<SizePl
               "oob_tcp_if_include",
               "lo",
               program.value(),
-              format_plan(plan)};
+              format_plan_json(plan)};
   job.nprocs = 1;  // mpirun starts the ranks
   job.timeout = seconds(options.job_timeout_s);
   job.capture_stdout = true;

@@ -2,7 +2,7 @@
  * trainmover-bench-mpi: the OpenMPI peer of `trainmover-bench allreduce`.
  * Run by the benchmark under mpirun with pml ob1 and btl tcp,self, as
  *
- *   trainmover-bench-mpi BYTES:ITERS:WARMUP[,BYTES:ITERS:WARMUP...]
+ *   trainmover-bench-mpi '[[BYTES,ITERS,WARMUP],...]'
  *
  * Rank 0 prints a header line naming the PML and BTL selection OpenMPI was
  * given (read back through MPI_T, so the caller can check its "openmpi-tcp"
@@ -26,28 +26,32 @@ struct size_plan {
   int warmup;
 };
 
-/* Parses the plan; returns the number of sizes or -1. */
+/* The plan, a JSON array of [bytes, iters, warmup] as the benchmark writes
+ * it (format_plan_json); returns the number of sizes, or -1 naming what is
+ * wrong on stderr. Read by nlohmann-json, like every JSON of the tools. */
 static int parse_plan(const char* text, struct size_plan* plans) {
-  int n = 0;
-  const char* p = text;
-  while (*p != '\0' && n < MAX_SIZES) {
-    char* end = NULL;
-    plans[n].bytes = strtoll(p, &end, 10);
-    if (*end != ':') return -1;
-    plans[n].iters = (int)strtol(end + 1, &end, 10);
-    if (*end != ':') return -1;
-    plans[n].warmup = (int)strtol(end + 1, &end, 10);
-    if (plans[n].bytes <= 0 || plans[n].bytes % 4 != 0 || plans[n].iters <= 0 ||
-        plans[n].warmup < 0)
-      return -1;
-    ++n;
-    if (*end == ',')
-      ++end;
-    else if (*end != '\0')
-      return -1;
-    p = end;
+  const trainmover::Json plan = trainmover::Json::parse(text, nullptr, false);
+  if (!plan.is_array() || plan.empty() || plan.size() > MAX_SIZES) {
+    fprintf(stderr, "trainmover-bench-mpi: the plan is not a JSON array of 1 to %d sizes\n",
+            MAX_SIZES);
+    return -1;
   }
-  return *p == '\0' && n > 0 ? n : -1;
+  int n = 0;
+  for (const trainmover::Json& item : plan) {
+    bool ints = item.is_array() && item.size() == 3 && item[0].is_number_integer() &&
+                item[1].is_number_integer() && item[2].is_number_integer();
+    struct size_plan p = {ints ? item[0].get<long long>() : 0, ints ? item[1].get<int>() : 0,
+                          ints ? item[2].get<int>() : -1};
+    if (p.bytes <= 0 || p.bytes % 4 != 0 || p.iters <= 0 || p.warmup < 0) {
+      fprintf(stderr,
+              "trainmover-bench-mpi: plan item %d is not [bytes, iters, warmup] with bytes a "
+              "positive multiple of 4\n",
+              n);
+      return -1;
+    }
+    plans[n++] = p;
+  }
+  return n;
 }
 
 /* The string value of an MPI_T control variable, or "?" when unavailable. */
@@ -109,8 +113,7 @@ int main(int argc, char** argv) {
   struct size_plan plans[MAX_SIZES];
   int nsizes = argc == 2 ? parse_plan(argv[1], plans) : -1;
   if (nsizes < 0) {
-    fprintf(stderr,
-            "usage: trainmover-bench-mpi BYTES:ITERS:WARMUP[,...] (bytes a multiple of 4)\n");
+    fprintf(stderr, "usage: trainmover-bench-mpi '[[BYTES,ITERS,WARMUP],...]'\n");
     return 2;
   }
   MPI_Init(&argc, &argv);
