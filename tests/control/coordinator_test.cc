@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@
 
 #include "control/control_client.h"
 #include "control/control_stream.h"
+#include "control/job_file.h"
 #include "transport/tcp/handshake_session.h"
 #include "transport/tcp/socket.h"
 
@@ -512,6 +514,74 @@ TEST(Coordinator, RanksStopWhenTheCoordinatorIsLost) {
   // The default timeout is 1 s; the rest is slack for a loaded machine.
   EXPECT_GE(waited, 0.9);
   EXPECT_LT(waited, 10.0);
+}
+
+struct CtlRun {
+  int status = -1;
+  std::string output;
+};
+
+// Runs trainmover-ctl with `args` (stdout and stderr together).
+CtlRun ctl(const std::string& env, const std::string& args) {
+  std::string command = env + " " TM_CTL " " + args + " 2>&1";
+  CtlRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  int status = pclose(pipe);
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(TrainmoverCtl, StatusMigrateAndEventsOfARunningJob) {
+  Cluster job(2, 1);
+  job.active(0);
+  job.active(1);
+  pid_t standby = job.standby("none");
+  job.wait_started(1);
+  std::string file = ::testing::TempDir() + "/job-" + std::to_string(getpid()) + ".json";
+  std::remove(file.c_str());
+  ASSERT_TRUE(
+      write_job_file(file, {job.coordinator().address(), kJob, job.secret().to_hex(), getpid()})
+          .ok());
+  std::string env = "TRAINMOVER_CTL=" + file;
+
+  CtlRun status = ctl(env, "status");
+  EXPECT_EQ(status.status, 0) << status.output;
+  EXPECT_NE(status.output.find("epoch 0"), std::string::npos) << status.output;
+  EXPECT_NE(status.output.find("standby 0  ready for {none}"), std::string::npos) << status.output;
+  CtlRun as_json = ctl("", "--job " + file + " status --json");
+  EXPECT_EQ(as_json.status, 0);
+  EXPECT_EQ(json::parse(as_json.output, nullptr, false)["dp"], 2) << as_json.output;
+
+  CtlRun migrate = ctl(env, "migrate 1");
+  EXPECT_EQ(migrate.status, 0) << migrate.output;
+  ASSERT_TRUE(job.wait_event("recovery_done"));
+  EXPECT_EQ(pid_of_slot(job.coordinator(), 1), standby);
+  CtlRun again = ctl(env, "migrate 1");  // no standby is left
+  EXPECT_EQ(again.status, 0) << again.output;
+  CtlRun bad_slot = ctl(env, "migrate 9");
+  EXPECT_EQ(bad_slot.status, 1);
+  EXPECT_NE(bad_slot.output.find("slot 9 is outside 0..1"), std::string::npos) << bad_slot.output;
+
+  CtlRun events = ctl(env, "events");
+  EXPECT_EQ(events.status, 0) << events.output;
+  EXPECT_NE(events.output.find(R"("event":"recovery_done")"), std::string::npos);
+  EXPECT_NE(events.output.find(R"("path":"leaver")"), std::string::npos);
+
+  EXPECT_EQ(ctl(env, "").status, 2);
+  EXPECT_EQ(ctl(env, "frobnicate").status, 2);
+  EXPECT_EQ(ctl(env, "migrate").status, 2);
+  EXPECT_EQ(ctl(env, "migrate x").status, 2);
+  EXPECT_EQ(ctl(env, "status --follow").status, 2);
+  EXPECT_EQ(ctl("TRAINMOVER_CTL=", "status").status, 2);
+  ASSERT_EQ(chmod(file.c_str(), 0644), 0);
+  CtlRun unsafe = ctl(env, "status");
+  EXPECT_EQ(unsafe.status, 1);
+  EXPECT_NE(unsafe.output.find("it must be 0600"), std::string::npos) << unsafe.output;
+  std::remove(file.c_str());
 }
 
 }  // namespace

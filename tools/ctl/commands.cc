@@ -60,14 +60,20 @@ void print_status(const json& s, std::ostream& out) {
     for (const json& r : sb.value("ready_roles", json::array()))
       roles += (roles.empty() ? "" : ",") + text_of(r);
     const json process = sb.value("process", json());
-    out << "  standby " << text_of(sb.value("id", json())) << "  "
-        << text_of(sb.value("state", json()));
-    if (sb.contains("warming")) out << " " << text_of(sb["warming"]);
-    out << "  ready for {" << roles << "}";
+    std::string state = text_of(sb.value("state", json()));
+    out << "  standby " << text_of(sb.value("id", json())) << "  ";
+    if (state == "ready") {
+      out << "ready for {" << roles << "}";
+    } else if (state == "warming") {
+      out << "warming " << text_of(sb.value("warming", json())) << " (ready for {" << roles << "})";
+    } else if (state == "failed") {
+      out << "failed: " << text_of(sb.value("error", json()));
+    } else {
+      out << state;
+    }
     if (process.is_object())
       out << "  pid " << text_of(process.value("pid", json())) << " on "
           << text_of(process.value("host", json()));
-    if (sb.contains("error")) out << "  error: " << text_of(sb["error"]);
     out << "\n";
   }
 }
