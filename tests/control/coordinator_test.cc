@@ -516,6 +516,110 @@ TEST(Coordinator, RanksStopWhenTheCoordinatorIsLost) {
   EXPECT_LT(waited, 10.0);
 }
 
+ControlClientOptions in_process(const Cluster& job, PeerKind kind, int slot, uint64_t instance) {
+  ControlClientOptions o;
+  o.address = const_cast<Cluster&>(job).coordinator().address();
+  o.job_id = kJob;
+  o.identity.kind = kind;
+  o.identity.slot = slot;
+  o.identity.process = {instance, static_cast<pid_t>(100000 + instance), "elsewhere"};
+  return o;
+}
+
+// The next order a client receives (other messages are skipped).
+std::optional<Order> next_order(ControlClient& client) {
+  Deadline deadline = Deadline::after(kWait);
+  while (!deadline.expired()) {
+    auto m = client.next(deadline.remaining());
+    if (!m.ok()) return std::nullopt;
+    if (auto* o = std::get_if<Order>(&m.value())) return *o;
+  }
+  return std::nullopt;
+}
+
+TEST(Coordinator, FailureReportsAndLauncherExitReportsOverTheChannel) {
+  std::string events_file = ::testing::TempDir() + "/events-" + std::to_string(getpid());
+  std::remove(events_file.c_str());
+  Cluster job(3, 1, [&](CoordinatorConfig& c) {
+    c.standby_wait = Duration::zero();  // no standby: stop at once
+    c.events_path = events_file;
+  });
+  auto a = ControlClient::connect(in_process(job, PeerKind::kActive, 0, 1), job.secret());
+  auto b = ControlClient::connect(in_process(job, PeerKind::kActive, 1, 2), job.secret());
+  auto c = ControlClient::connect(in_process(job, PeerKind::kActive, 2, 3), job.secret());
+  auto launcher = ControlClient::connect(in_process(job, PeerKind::kLauncher, -1, 4), job.secret());
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && launcher.ok());
+  // A launcher may not claim failures as a rank, nor a rank report exits.
+  ASSERT_TRUE(a.value()->send(ExitReport{100003, -1, 9}).ok());
+  ASSERT_TRUE(launcher.value()->send(FailureReport{1, "x"}).ok());
+  ASSERT_TRUE(launcher.value()->send(ExitReport{424242, 1, 0}).ok());
+  ASSERT_TRUE(job.wait_event("exit_ignored"));
+  // Slot 0's collective failed because of slot 1: slot 1 is fenced.
+  ASSERT_TRUE(a.value()->send(FailureReport{1, "recv from slot 1 failed"}).ok());
+  auto failed = job.wait_event("slot_failed");
+  ASSERT_TRUE(failed);
+  EXPECT_EQ((*failed)["slot"], 1);
+  EXPECT_EQ((*failed)["source"], "report");
+  auto fenced = next_order(*b.value());
+  ASSERT_TRUE(fenced);
+  EXPECT_EQ(fenced->kind, OrderKind::kStop);
+  // No standby and no wait: the job stops, every rank is told why.
+  ASSERT_TRUE(job.coordinator().wait_stopped(kWait));
+  auto stop = next_order(*c.value());
+  ASSERT_TRUE(stop);
+  EXPECT_NE(stop->reason.find("no standby is ready for slot 1"), std::string::npos) << stop->reason;
+  // The events file holds the same events, one JSON object a line, 0600.
+  struct stat st {};
+  ASSERT_EQ(stat(events_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::ifstream in(events_file);
+  std::string line;
+  std::vector<std::string> names;
+  while (std::getline(in, line)) {
+    json e = json::parse(line, nullptr, false);
+    ASSERT_TRUE(e.is_object()) << line;
+    EXPECT_TRUE(e["time"].is_number());
+    names.push_back(e["event"]);
+  }
+  EXPECT_EQ(names.size(), job.coordinator().events().value().size());
+  EXPECT_NE(std::find(names.begin(), names.end(), "job_stopped"), names.end());
+  EXPECT_EQ(job.count_events("slot_failed"), 1);  // the refused reports changed nothing
+  std::remove(events_file.c_str());
+}
+
+TEST(Coordinator, UnauthenticatedConnectionsAreBoundedAndTimedOut) {
+  Cluster job(1, 1, [](CoordinatorConfig& c) {
+    c.limits.max_pending_handshakes = 2;
+    c.limits.handshake_timeout = std::chrono::seconds(3);
+  });
+  auto address = transport::tcp::resolve(job.coordinator().address()).value();
+  auto open_idle = [&] {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    EXPECT_EQ(::connect(fd.get(), address.get(), address.length), 0);
+    return fd;
+  };
+  // The connection is closed by the coordinator when recv sees end of stream.
+  auto closed_within = [](int fd, int ms) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, ms) <= 0) return false;
+    char byte;
+    return ::recv(fd, &byte, 1, MSG_DONTWAIT) <= 0;
+  };
+  UniqueFd first = open_idle();
+  UniqueFd second = open_idle();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  UniqueFd third = open_idle();
+  // Over the bound: closed at accept, long before the handshake timeout.
+  EXPECT_TRUE(closed_within(third.get(), 1500));
+  EXPECT_FALSE(closed_within(first.get(), 0));
+  // The idle ones are dropped at their deadline...
+  EXPECT_TRUE(closed_within(first.get(), 10000));
+  EXPECT_TRUE(closed_within(second.get(), 10000));
+  // ...and a real client gets in again.
+  auto client = ControlClient::connect(in_process(job, PeerKind::kCtl, -1, 9), job.secret());
+  EXPECT_TRUE(client.ok()) << client.status().message();
+}
+
 struct CtlRun {
   int status = -1;
   std::string output;
