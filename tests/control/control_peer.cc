@@ -6,7 +6,7 @@
 //
 //   control_peer active  ADDRESS JOB_ID SLOT    [flags]
 //   control_peer standby ADDRESS JOB_ID ROLES   [flags]   ROLES: first,last,...
-//   control_peer coordinator ADDRESS_FILE DP PP
+//   control_peer coordinator ADDRESS_FILE DP PP [HEARTBEAT_TIMEOUT_S]
 // The job secret comes in TRAINMOVER_JOB_SECRET.
 // Flags: --die-on=ORDER (SIGKILL itself on receiving it), --warmup-ms=N,
 //        --die-during-warmup, --fail-warmup, --hold-socket (a child keeps
@@ -176,6 +176,7 @@ int run_coordinator(int argc, char** argv) {
   CoordinatorConfig config;
   config.job_id = 42;
   config.layout = layout.value();
+  if (argc > 5) config.heartbeat_timeout = seconds(std::atof(argv[5]));
   auto coordinator = Coordinator::start(config, secret.value());
   if (!coordinator.ok()) return fail(coordinator.status().message());
   std::signal(SIGTERM, [](int) { g_terminate = 1; });

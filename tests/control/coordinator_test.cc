@@ -46,7 +46,7 @@ class Cluster {
     c.job_id = kJob;
     c.layout = Layout::create(dp, pp).value();
     c.heartbeat_interval = std::chrono::milliseconds(100);
-    c.heartbeat_timeout = std::chrono::milliseconds(1500);
+    c.heartbeat_timeout = std::chrono::seconds(3);
     c.order_timeout = std::chrono::seconds(10);
     c.standby_wait = std::chrono::seconds(10);
     if (adjust) adjust(c);
@@ -225,7 +225,7 @@ TEST(Coordinator, SilentRankIsDetectedByHeartbeatAndFencedWhenItResumes) {
   auto failed = job.wait_event("slot_failed");
   ASSERT_TRUE(failed);
   EXPECT_EQ((*failed)["source"], "heartbeat");
-  EXPECT_GE((*failed)["detection_s"].get<double>(), 1.5);
+  EXPECT_GE((*failed)["detection_s"].get<double>(), 3.0);
   auto done = job.wait_event("recovery_done");
   ASSERT_TRUE(done);
   EXPECT_EQ((*done)["donor"], 1);
@@ -392,7 +392,7 @@ TEST(Coordinator, WrongSecretIsRefused) {
   o.job_id = kJob;
   auto right = ControlClient::connect(o, job.secret());
   ASSERT_TRUE(right.ok()) << right.status().message();
-  EXPECT_EQ(right.value()->welcome().heartbeat_timeout_s, 1.5);
+  EXPECT_EQ(right.value()->welcome().heartbeat_timeout_s, 3.0);
 }
 
 // An authenticated raw connection, to send bytes no client would.
@@ -488,7 +488,7 @@ TEST(Coordinator, MalformedMessagesGetAnErrorNeverACrash) {
 TEST(Coordinator, RanksStopWhenTheCoordinatorIsLost) {
   std::string address_file = ::testing::TempDir() + "/coordinator-" + std::to_string(getpid());
   Cluster launcher(1, 1);  // only for its spawn and reap; its coordinator is unused
-  pid_t coordinator = launcher.spawn({"coordinator", address_file, "2", "1"});
+  pid_t coordinator = launcher.spawn({"coordinator", address_file, "2", "1", "2"});
   std::string address;
   Deadline deadline = Deadline::after(kWait);
   while (address.empty() && !deadline.expired()) {
@@ -500,19 +500,44 @@ TEST(Coordinator, RanksStopWhenTheCoordinatorIsLost) {
   std::remove(address_file.c_str());
   pid_t a = launcher.spawn({"active", address, std::to_string(kJob), "0"});
   pid_t b = launcher.spawn({"active", address, std::to_string(kJob), "1"});
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // registered by now, or they fail
+  // Wait until both have registered, asking the coordinator as trainmover-ctl would.
+  ControlClientOptions o;
+  o.address = address;
+  o.job_id = kJob;
+  o.identity.kind = PeerKind::kCtl;
+  auto asker = ControlClient::connect(o, launcher.secret());
+  ASSERT_TRUE(asker.ok()) << asker.status().message();
+  bool registered = false;
+  while (!registered && !deadline.expired()) {
+    ASSERT_TRUE(asker.value()->send(StatusRequest{}).ok());
+    auto m = asker.value()->next(kWait);
+    ASSERT_TRUE(m.ok());
+    if (auto* r = std::get_if<StatusReply>(&m.value())) {
+      registered = !r->status["slots"][0]["process"].is_null() &&
+                   !r->status["slots"][1]["process"].is_null();
+    }
+    if (!registered) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(registered);
   // Paused, not killed: the connections stay open, only the heartbeats stop.
   ::kill(coordinator, SIGSTOP);
   auto paused_at = Clock::now();
   auto ea = launcher.wait_exit(a);
   auto eb = launcher.wait_exit(b);
   double waited = to_seconds(Clock::now() - paused_at);
+  // The in-process client notices too, by the heartbeats alone.
+  Result<Message> lost = asker.value()->next(kWait);
+  while (lost.ok()) lost = asker.value()->next(kWait);
+  EXPECT_EQ(lost.status().code(), TM_ERROR_PEER_FAILED);
+  EXPECT_NE(lost.status().message().find("no heartbeat"), std::string::npos)
+      << lost.status().message();
   ::kill(coordinator, SIGKILL);
   ASSERT_TRUE(ea && eb);
   EXPECT_EQ(ea->code, 4);
   EXPECT_EQ(eb->code, 4);
-  // The default timeout is 1 s; the rest is slack for a loaded machine.
-  EXPECT_GE(waited, 0.9);
+  // The coordinator's heartbeat timeout is 2 s; the rest is slack for a
+  // loaded machine.
+  EXPECT_GE(waited, 1.9);
   EXPECT_LT(waited, 10.0);
 }
 
