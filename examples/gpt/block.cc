@@ -45,8 +45,8 @@ void block_backward(const ModelShape& shape, int batch, const T* params, const B
   // MLP branch; the residual passes dy on to x2 unchanged.
   std::vector<T> dx2(dy, dy + k.x2.size());
   std::vector<T> dg(k.g.size(), T(0)), du(k.u.size(), T(0)), dh2(k.h2.size(), T(0));
-  linear_backward(k.g.data(), p + off.w_proj, dy, dg.data(), gr + off.w_proj, gr + off.b_proj,
-                  rows, f, c);
+  linear_backward(k.g.data(), p + off.w_proj, dy, dg.data(), gr + off.w_proj, gr + off.b_proj, rows,
+                  f, c);
   gelu_backward(k.u.data(), dg.data(), du.data(), static_cast<int64_t>(du.size()));
   linear_backward(k.h2.data(), p + off.w_fc, du.data(), dh2.data(), gr + off.w_fc, gr + off.b_fc,
                   rows, c, f);

@@ -62,7 +62,8 @@ Header make_header(const ModelShape& shape, const StageSpan& span, const TrainSt
   h.param_count = state.params.size();
   h.counters = state.counters;
   uint32_t crc = 0;
-  for (const auto* v : {&state.params, &state.adam_m, &state.adam_v}) crc = crc32c(bytes_of(*v), crc);
+  for (const auto* v : {&state.params, &state.adam_m, &state.adam_v})
+    crc = crc32c(bytes_of(*v), crc);
   h.payload_crc = crc;
   h.header_crc = header_crc(h);
   return h;
@@ -71,13 +72,16 @@ Header make_header(const ModelShape& shape, const StageSpan& span, const TrainSt
 // Checks the header against this run; `file` names it in errors.
 Status check_header(const Header& h, const std::string& file, const ModelShape& shape,
                     const StageSpan& span, size_t param_count) {
-  auto bad = [&](const std::string& why) { return error(TM_ERROR_INVALID_ARGUMENT, file, ": ", why); };
-  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0) return bad("not a trainmover-gpt checkpoint");
+  auto bad = [&](const std::string& why) {
+    return error(TM_ERROR_INVALID_ARGUMENT, file, ": ", why);
+  };
+  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
+    return bad("not a trainmover-gpt checkpoint");
   if (h.header_crc != header_crc(h)) return bad("damaged header (checksum mismatch)");
   if (h.version != kVersion || h.header_bytes != sizeof(Header))
     return bad(str_cat("format version ", h.version, ", this program reads ", kVersion));
-  static const char* const kShapeNames[6] = {"vocab",   "d_model", "layers",
-                                             "heads",   "seq_len", "ffn_mult"};
+  static const char* const kShapeNames[6] = {"vocab", "d_model", "layers",
+                                             "heads", "seq_len", "ffn_mult"};
   static const char* const kSpanNames[4] = {"stage", "stages", "first_layer", "end_layer"};
   Header want = h;
   std::ranges::copy(shape_words(shape), want.shape);
@@ -171,7 +175,8 @@ Status load_checkpoint(const std::string& path, const ModelShape& shape, const S
   if (crc32c(body) != h.payload_crc)
     return error(TM_ERROR_INVALID_ARGUMENT, path, ": damaged payload (checksum mismatch)");
   std::vector<float>* parts[3] = {&state.params, &state.adam_m, &state.adam_v};
-  for (size_t i = 0; i < 3; ++i) std::memcpy(parts[i]->data(), body.data() + i * n * sizeof(float), n * sizeof(float));
+  for (size_t i = 0; i < 3; ++i)
+    std::memcpy(parts[i]->data(), body.data() + i * n * sizeof(float), n * sizeof(float));
   state.counters = h.counters;
   return Status::Ok();
 }

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "common/parse.h"
+
 namespace trainmover::gpt {
 namespace {
 
@@ -11,8 +13,8 @@ Status api_status(tm_result_t rc, const std::string& what, tm_comm_t comm) {
   std::string detail = tm_get_last_error();
   int failed = -1;
   if (comm != nullptr) (void)tm_comm_failed_slot(comm, &failed);
-  return Status(rc, str_cat(what, ": ", tm_get_error_string(rc), detail.empty() ? "" : ": ", detail),
-                failed);
+  return Status(
+      rc, str_cat(what, ": ", tm_get_error_string(rc), detail.empty() ? "" : ": ", detail), failed);
 }
 
 Result<tm_comm_t> open_comm(tm_config_t config, int slot, int nslots, const std::string& name) {
@@ -20,7 +22,8 @@ Result<tm_comm_t> open_comm(tm_config_t config, int slot, int nslots, const std:
   config.nslots = nslots;
   config.name = name.c_str();
   tm_comm_t comm = nullptr;
-  TM_RETURN_IF_ERROR(api_status(tm_comm_init(&comm, &config), "join communicator " + name, nullptr));
+  TM_RETURN_IF_ERROR(
+      api_status(tm_comm_init(&comm, &config), "join communicator " + name, nullptr));
   return comm;
 }
 
@@ -32,7 +35,13 @@ Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
   if (dp * pp == 1) return comm;
   tm_config_t config{};
   config.struct_size = sizeof(config);
-  TM_RETURN_IF_ERROR(api_status(tm_config_init(&config), "read the TRAINMOVER_* environment", nullptr));
+  TM_RETURN_IF_ERROR(
+      api_status(tm_config_init(&config), "read the TRAINMOVER_* environment", nullptr));
+  if (!get_env("TRAINMOVER_NSLOTS"))
+    return error(TM_ERROR_INVALID_ARGUMENT, "--dp ", dp, " --pp ", pp, " runs as ", dp * pp,
+                 " processes of a TrainMover job, but TRAINMOVER_NSLOTS is not set; start it with"
+                 " trainmover-launch --nprocs ",
+                 dp * pp);
   if (config.nslots != dp * pp)
     return error(TM_ERROR_INVALID_ARGUMENT, "--dp ", dp, " --pp ", pp, " needs ", dp * pp,
                  " processes, but the job has ", config.nslots,
@@ -90,7 +99,8 @@ Status StageComm::dp_allreduce(void* buf, size_t count, tm_datatype_t type, tm_r
 
 Status StageComm::world_allreduce(void* buf, size_t count, tm_datatype_t type, tm_redop_t op) {
   if (world_ == nullptr) return Status::Ok();
-  return api_status(tm_allreduce(buf, buf, count, type, op, world_), "allreduce over the job", world_);
+  return api_status(tm_allreduce(buf, buf, count, type, op, world_), "allreduce over the job",
+                    world_);
 }
 
 }  // namespace trainmover::gpt

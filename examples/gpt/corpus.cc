@@ -50,8 +50,8 @@ Result<Corpus> Corpus::load(const std::string& path, int seq_len) {
   return Corpus(path, std::move(text), seq_len);
 }
 
-void Corpus::sample(uint64_t seed, uint64_t step, int dp, int first_row, int rows,
-                    int32_t* tokens, int32_t* targets) const {
+void Corpus::sample(uint64_t seed, uint64_t step, int dp, int first_row, int rows, int32_t* tokens,
+                    int32_t* targets) const {
   const uint64_t windows = bytes_.size() - seq_len_;  // offsets with seq_len+1 bytes
   for (int r = 0; r < rows; ++r) {
     const uint64_t row = static_cast<uint64_t>(first_row + r);

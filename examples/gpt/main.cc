@@ -24,7 +24,8 @@ int fail(const trainmover::Status& status) {
 
 void print_summary(const CommandLine& cl, const Trainer& trainer, const TrainSummary& s) {
   std::fprintf(stderr,
-               "trainmover-gpt: done: steps %" PRIu64 "-%" PRIu64 ", loss %.4f -> %.4f, %.3f ms/step,"
+               "trainmover-gpt: done: steps %" PRIu64 "-%" PRIu64
+               ", loss %.4f -> %.4f, %.3f ms/step,"
                " dp %d pp %d, %zu parameters on this stage, hash %016" PRIx64 "\n",
                s.first_step, s.end_step, s.first_loss, s.last_loss, s.mean_step_s * 1e3, cl.dp,
                cl.pp, trainer.stage().layout().total(), s.param_hash);

@@ -8,6 +8,8 @@ namespace {
 
 namespace po = boost::program_options;
 
+// One option per line, as Boost's option tables read best.
+// clang-format off
 po::options_description describe(CommandLine& cl) {
   TrainOptions& t = cl.train;
   po::options_description job("Job");
@@ -17,8 +19,7 @@ po::options_description describe(CommandLine& cl) {
       ("pp", po::value(&cl.pp)->default_value(1), "pipeline stages P (needs D*P processes)")
       ("steps", po::value(&t.steps)->default_value(t.steps), "train until this many steps are done")
       ("seed", po::value(&t.seed)->default_value(t.seed), "seed of the init and of the data")
-      ("data", po::value(&t.data_path),
-       "training text (default /usr/share/common-licenses/GPL-3)")
+      ("data", po::value(&t.data_path), "training text (default /usr/share/common-licenses/GPL-3)")
       ("log-every", po::value(&t.log_every)->default_value(t.log_every),
        "a progress line every N steps (0: none)")
       ("print-hash", po::bool_switch(&t.print_hash),
@@ -37,11 +38,11 @@ po::options_description describe(CommandLine& cl) {
       ("batch", po::value(&t.batch)->default_value(t.batch), "sequences per DP replica and step")
       ("micro-batches", po::value(&t.micro_batches)->default_value(t.micro_batches),
        "pipeline micro-batches per step (divides --batch)")
-      ("lr", po::value(&t.adamw.lr)->default_value(t.adamw.lr), "AdamW learning rate")
-      ("weight-decay", po::value(&t.adamw.weight_decay)->default_value(t.adamw.weight_decay),
+      ("lr", po::value(&t.adamw.lr)->default_value(t.adamw.lr, "0.003"), "AdamW learning rate")
+      ("weight-decay", po::value(&t.adamw.weight_decay)->default_value(t.adamw.weight_decay, "0.1"),
        "AdamW decoupled weight decay")
-      ("beta1", po::value(&t.adamw.beta1)->default_value(t.adamw.beta1), "AdamW beta1")
-      ("beta2", po::value(&t.adamw.beta2)->default_value(t.adamw.beta2), "AdamW beta2");
+      ("beta1", po::value(&t.adamw.beta1)->default_value(t.adamw.beta1, "0.9"), "AdamW beta1")
+      ("beta2", po::value(&t.adamw.beta2)->default_value(t.adamw.beta2, "0.95"), "AdamW beta2");
   po::options_description ckpt("Checkpoints");
   ckpt.add_options()
       ("checkpoint-dir", po::value(&t.checkpoint_dir), "directory of the checkpoints")
@@ -53,6 +54,7 @@ po::options_description describe(CommandLine& cl) {
   all.add(job).add(model).add(optim).add(ckpt);
   return all;
 }
+// clang-format on
 
 Status check(bool ok, const char* what) {
   return ok ? Status::Ok() : error(TM_ERROR_INVALID_ARGUMENT, what);
@@ -63,13 +65,18 @@ Status check_values(const CommandLine& cl) {
   TM_RETURN_IF_ERROR(check(cl.dp >= 1 && cl.dp <= 4096, "--dp must be in [1, 4096]"));
   TM_RETURN_IF_ERROR(check(cl.pp >= 1 && cl.pp <= 4096, "--pp must be in [1, 4096]"));
   TM_RETURN_IF_ERROR(check(t.batch >= 1 && t.batch <= 65536, "--batch must be in [1, 65536]"));
+  // Boost reads "-1" into an unsigned as its largest value: bound them.
+  constexpr uint64_t kMaxSteps = 1000000000000ULL;
+  TM_RETURN_IF_ERROR(check(t.steps <= kMaxSteps, "--steps must be in [0, 10^12]"));
+  TM_RETURN_IF_ERROR(
+      check(t.checkpoint_every <= kMaxSteps, "--checkpoint-every must be in [0, 10^12]"));
   TM_RETURN_IF_ERROR(check(t.log_every >= 0, "--log-every must be >= 0"));
   TM_RETURN_IF_ERROR(check(t.adamw.lr > 0 && t.adamw.lr < 1, "--lr must be in (0, 1)"));
   TM_RETURN_IF_ERROR(check(t.adamw.weight_decay >= 0, "--weight-decay must be >= 0"));
   TM_RETURN_IF_ERROR(check(t.adamw.beta1 >= 0 && t.adamw.beta1 < 1, "--beta1 must be in [0, 1)"));
   TM_RETURN_IF_ERROR(check(t.adamw.beta2 >= 0 && t.adamw.beta2 < 1, "--beta2 must be in [0, 1)"));
-  TM_RETURN_IF_ERROR(check(!t.resume || !t.checkpoint_dir.empty(),
-                           "--resume needs --checkpoint-dir"));
+  TM_RETURN_IF_ERROR(
+      check(!t.resume || !t.checkpoint_dir.empty(), "--resume needs --checkpoint-dir"));
   Status shape = validate(t.shape);
   if (!shape.ok()) return shape.with_context("model");
   TM_RETURN_IF_ERROR(check(cl.pp <= t.shape.n_layers, "--pp must not exceed --layers"));

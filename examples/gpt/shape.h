@@ -13,7 +13,7 @@ namespace trainmover::gpt {
 
 struct ModelShape {
   int vocab = 256;  // byte-level
-  int d_model = 48;
+  int d_model = 32;
   int n_layers = 2;
   int n_heads = 4;
   int seq_len = 32;

@@ -68,8 +68,8 @@ void Stage<T>::head_backward(const T* params, const StageCache<T>& cache, T loss
 }
 
 template <typename T>
-void Stage<T>::backward(const T* params, const StageCache<T>& cache, const T* dy_out,
-                        T loss_scale, T* grads, T* dx_in) const {
+void Stage<T>::backward(const T* params, const StageCache<T>& cache, const T* dy_out, T loss_scale,
+                        T* grads, T* dx_in) const {
   std::vector<T> dy(activation_count(), T(0));
   if (span_.last()) {
     head_backward(params, cache, loss_scale, grads, dy.data());

@@ -21,8 +21,8 @@ struct StageCache {
   std::vector<int32_t> tokens;   // first stage: the input bytes, set by the caller
   std::vector<int32_t> targets;  // last stage: the next bytes, set by the caller
   std::vector<BlockCache<T>> blocks;
-  std::vector<T> out;                           // the last block's output
-  std::vector<T> hf, mean_f, rstd_f, probs;     // last stage: final LayerNorm, softmax
+  std::vector<T> out;                        // the last block's output
+  std::vector<T> hf, mean_f, rstd_f, probs;  // last stage: final LayerNorm, softmax
 };
 
 template <typename T>

@@ -33,8 +33,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions& options, St
   return trainer;
 }
 
-Trainer::Trainer(const TrainOptions& options, StageComm& comm, const StageSpan& span,
-                 Corpus corpus)
+Trainer::Trainer(const TrainOptions& options, StageComm& comm, const StageSpan& span, Corpus corpus)
     : options_(options),
       comm_(comm),
       stage_(options.shape, span, options.batch / options.micro_batches),
@@ -105,8 +104,7 @@ Result<double> Trainer::step(bool report) {
   state_.counters.step += 1;
   state_.counters.data_position += options_.batch;
   double loss = loss_sum * loss_scale;
-  if (report && span.last())
-    TM_RETURN_IF_ERROR(comm_.dp_allreduce(&loss, 1, TM_FLOAT64, TM_AVG));
+  if (report && span.last()) TM_RETURN_IF_ERROR(comm_.dp_allreduce(&loss, 1, TM_FLOAT64, TM_AVG));
   return loss;
 }
 

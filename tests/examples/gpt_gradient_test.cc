@@ -35,8 +35,8 @@ TEST(GptGradients, Linear) {
 }
 
 TEST(GptGradients, LayerNorm) {
-  Vec x = random_values(kRows * kIn, 5, 2.0), g = random_values(kIn, 6),
-      b = random_values(kIn, 7), r = random_values(kRows * kIn, 8);
+  Vec x = random_values(kRows * kIn, 5, 2.0), g = random_values(kIn, 6), b = random_values(kIn, 7),
+      r = random_values(kRows * kIn, 8);
   Vec mean(kRows), rstd(kRows);
   auto loss = [&] {
     Vec y(x.size());

@@ -130,10 +130,9 @@ TEST_F(GptResume, ADamagedCheckpointIsRefused) {
 
 TEST_F(GptResume, AnotherModelsCheckpointIsRefused) {
   ASSERT_EQ(gpt("--steps 5" + ckpt("")).status, 0);
-  ToolRun run = gpt("--steps 10 --resume --d-model 32" + ckpt(""));
+  ToolRun run = gpt("--steps 10 --resume --d-model 48" + ckpt(""));
   EXPECT_EQ(run.status, 1) << run.output;
-  EXPECT_NE(run.output.find("written for vocab 256, d_model 48"), std::string::npos)
-      << run.output;
+  EXPECT_NE(run.output.find("written for vocab 256, d_model 32"), std::string::npos) << run.output;
 }
 
 TEST(GptCommandLine, BadArgumentsExit2NamingTheProblem) {
@@ -141,11 +140,11 @@ TEST(GptCommandLine, BadArgumentsExit2NamingTheProblem) {
     const char* args;
     const char* message;
   };
-  for (const Case& c : {Case{"--frobnicate", "frobnicate"}, Case{"--steps x", "steps"},
-                        Case{"--heads 5", "n_heads"}, Case{"--batch 6 --micro-batches 4",
-                                                           "--micro-batches"},
-                        Case{"--resume", "--checkpoint-dir"}, Case{"--pp 9", "layers"},
-                        Case{"--lr 0", "--lr"}}) {
+  for (const Case& c :
+       {Case{"--frobnicate", "frobnicate"}, Case{"--steps x", "steps"},
+        Case{"--steps -1", "--steps"}, Case{"--heads 5", "n_heads"},
+        Case{"--batch 6 --micro-batches 4", "--micro-batches"},
+        Case{"--resume", "--checkpoint-dir"}, Case{"--pp 9", "layers"}, Case{"--lr 0", "--lr"}}) {
     ToolRun run = gpt(c.args);
     EXPECT_EQ(run.status, 2) << c.args << ": " << run.output;
     EXPECT_NE(run.output.find(c.message), std::string::npos) << c.args << ": " << run.output;

@@ -46,8 +46,8 @@ inline void expect_gradient(const std::string& what, std::vector<double>& x,
     const double numeric = (up - down) / (2 * kStep);
     const double err = std::abs(analytic[i] - numeric) / std::max(1.0, std::abs(numeric));
     max_seen_error() = std::max(max_seen_error(), err);
-    EXPECT_LE(err, tolerance) << what << "[" << i << "]: analytic " << analytic[i]
-                              << ", numeric " << numeric;
+    EXPECT_LE(err, tolerance) << what << "[" << i << "]: analytic " << analytic[i] << ", numeric "
+                              << numeric;
   }
 }
 
