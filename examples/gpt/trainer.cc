@@ -29,7 +29,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions& options, St
   }
   TM_ASSIGN_OR_RETURN(Corpus corpus, Corpus::load(path, options.shape.seq_len));
   std::unique_ptr<Trainer> trainer(new Trainer(options, comm, span, std::move(corpus)));
-  if (options.resume) TM_RETURN_IF_ERROR(trainer->resume());
+  if (options.resume) TM_RETURN_IF_ERROR(trainer->restore_checkpoint());
   return trainer;
 }
 
@@ -47,18 +47,18 @@ Trainer::Trainer(const TrainOptions& options, StageComm& comm, const StageSpan& 
 
 bool Trainer::reporter() const { return stage_.span().last() && comm_.topology().dp_index() == 0; }
 
-// The stages agree on the latest step that all of them have a checkpoint of.
-Status Trainer::resume() {
+Status Trainer::restore_checkpoint() {
   if (options_.checkpoint_dir.empty())
-    return error(TM_ERROR_INVALID_ARGUMENT, "--resume needs --checkpoint-dir");
+    return error(TM_ERROR_INVALID_ARGUMENT,
+                 "no checkpoint directory (--checkpoint-dir) to restore from");
   TM_ASSIGN_OR_RETURN(uint64_t latest,
                       latest_checkpoint_step(options_.checkpoint_dir, stage_.span().stage));
   int64_t agreed = static_cast<int64_t>(latest);
   TM_RETURN_IF_ERROR(comm_.world_allreduce(&agreed, 1, TM_INT64, TM_MIN));
   if (agreed == 0) {
     if (reporter())
-      std::fprintf(stderr, "trainmover-gpt: no checkpoint in %s; starting at step 0\n",
-                   options_.checkpoint_dir.c_str());
+      std::fprintf(stderr, "trainmover-gpt: no checkpoint in %s; going on from step %" PRIu64 "\n",
+                   options_.checkpoint_dir.c_str(), state_.counters.step);
     return Status::Ok();
   }
   const std::string path =

@@ -61,6 +61,11 @@ class Trainer {
   // One step; returns the global batch's mean loss on the last stage (only
   // averaged over DP when `report` is set; all processes must agree on it).
   Result<double> step(bool report);
+  // Replaces the state with the latest checkpoint that every stage has in
+  // options.checkpoint_dir (agreed by an allreduce over the job: collective),
+  // or keeps it when there is none. --resume calls it before the first step;
+  // a DP = 1 job can call it between steps to roll back in place.
+  Status restore_checkpoint();
   // The whole model's parameter hash, chained through the stages: every
   // process takes part; the last stage's result is the model's.
   Result<uint64_t> model_hash();
@@ -70,7 +75,6 @@ class Trainer {
 
  private:
   Trainer(const TrainOptions& options, StageComm& comm, const StageSpan& span, Corpus corpus);
-  Status resume();
   Status maybe_checkpoint(bool at_end);
   bool reporter() const;
   void sample(int micro, StageCache<float>& cache) const;

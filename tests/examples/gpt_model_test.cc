@@ -13,6 +13,7 @@
 #include "gpt/corpus.h"
 #include "gpt/stage.h"
 #include "gpt/state.h"
+#include "gpt/trainer.h"
 
 namespace trainmover::gpt {
 namespace {
@@ -233,6 +234,29 @@ TEST_F(GptCheckpoint, RefusesAnotherShapeOrSplitOrSeed) {
   TrainState seeded(shape_, layout_, 2);
   st = load(shape_, span_, seeded);
   EXPECT_NE(st.message().find("seed 1"), std::string::npos) << st.message();
+}
+
+// The DP = 1 recovery path: roll back to the last checkpoint in place, redo
+// the lost steps, and end with the parameters of a run without the rollback.
+TEST_F(GptCheckpoint, ATrainerRollsBackInPlaceAndRedoesTheStepsExactly) {
+  auto comm = StageComm::create(1, 1);
+  ASSERT_TRUE(comm.ok()) << comm.status().message();
+  TrainOptions options;
+  options.shape = shape_;
+  options.steps = 8;
+  options.log_every = 0;
+  options.checkpoint_dir = dir_;
+  options.checkpoint_every = 5;
+  auto trainer = Trainer::create(options, **comm);
+  ASSERT_TRUE(trainer.ok()) << trainer.status().message();
+  auto straight = (*trainer)->run();
+  ASSERT_TRUE(straight.ok()) << straight.status().message();
+  std::filesystem::remove(checkpoint_path(dir_, 0, 8));
+  ASSERT_TRUE((*trainer)->restore_checkpoint().ok());
+  EXPECT_EQ((*trainer)->state().counters.step, 5u);
+  EXPECT_NE((*trainer)->model_hash().value(), straight->param_hash);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*trainer)->step(false).ok());
+  EXPECT_EQ((*trainer)->model_hash().value(), straight->param_hash);
 }
 
 TEST(GptCorpus, EachStepsDataIsAFunctionOfSeedStepAndReplica) {
