@@ -31,7 +31,7 @@ Result<tm_comm_t> open_comm(tm_config_t config, int slot, int nslots, const std:
 
 Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
   if (dp < 1 || pp < 1) return error(TM_ERROR_INVALID_ARGUMENT, "--dp and --pp must be >= 1");
-  std::unique_ptr<StageComm> comm(new StageComm(Topology{dp, pp, 0}));
+  auto comm = std::make_unique<StageComm>(Key(), Topology{dp, pp, 0});
   if (dp * pp == 1) return comm;
   tm_config_t config{};
   config.struct_size = sizeof(config);

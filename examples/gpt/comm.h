@@ -42,6 +42,13 @@ class StageComm {
   // environment (as trainmover-launch sets it), which must have D*P slots,
   // and joins the world and the DP group communicators.
   static Result<std::unique_ptr<StageComm>> create(int dp, int pp);
+  // Only create() can make the key: use it.
+  struct Key {
+   private:
+    Key() = default;
+    friend class StageComm;
+  };
+  StageComm(Key, const Topology& topo) : topo_(topo) {}
   ~StageComm();
   StageComm(const StageComm&) = delete;
   StageComm& operator=(const StageComm&) = delete;
@@ -59,7 +66,6 @@ class StageComm {
   Status world_allreduce(void* buf, size_t count, tm_datatype_t type, tm_redop_t op);
 
  private:
-  explicit StageComm(const Topology& topo) : topo_(topo) {}
   Result<int> neighbour(int stage) const;  // the slot of `stage` with this DP index
   Status send(const void* buf, size_t count, tm_datatype_t type, int stage);
   Status recv(void* buf, size_t count, tm_datatype_t type, int stage);

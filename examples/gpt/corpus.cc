@@ -40,7 +40,7 @@ Result<std::string> default_corpus_path(size_t min_bytes) {
 
 Result<Corpus> Corpus::load(const std::string& path, int seq_len) {
   auto bytes = record::read_file(path, kMaxCorpusBytes);
-  if (!bytes.ok()) return bytes.status().with_context("training text " + path);
+  if (!bytes.ok()) return bytes.status().with_context("training text");
   if (bytes->size() < static_cast<size_t>(seq_len) + 1)
     return error(TM_ERROR_INVALID_ARGUMENT, "training text ", path, " has ", bytes->size(),
                  " bytes; a sequence of ", seq_len, " needs at least ", seq_len + 1);

@@ -28,12 +28,13 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions& options, St
     TM_ASSIGN_OR_RETURN(path, default_corpus_path(options.shape.seq_len + 1));
   }
   TM_ASSIGN_OR_RETURN(Corpus corpus, Corpus::load(path, options.shape.seq_len));
-  std::unique_ptr<Trainer> trainer(new Trainer(options, comm, span, std::move(corpus)));
+  auto trainer = std::make_unique<Trainer>(Key(), options, comm, span, std::move(corpus));
   if (options.resume) TM_RETURN_IF_ERROR(trainer->restore_checkpoint());
   return trainer;
 }
 
-Trainer::Trainer(const TrainOptions& options, StageComm& comm, const StageSpan& span, Corpus corpus)
+Trainer::Trainer(Key, const TrainOptions& options, StageComm& comm, const StageSpan& span,
+                 Corpus corpus)
     : options_(options),
       comm_(comm),
       stage_(options.shape, span, options.batch / options.micro_batches),

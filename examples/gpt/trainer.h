@@ -53,6 +53,13 @@ class Trainer {
  public:
   // Loads the text, initialises (or, with resume, loads) the state.
   static Result<std::unique_ptr<Trainer>> create(const TrainOptions& options, StageComm& comm);
+  // Only create() can make the key: use it.
+  struct Key {
+   private:
+    Key() = default;
+    friend class Trainer;
+  };
+  Trainer(Key, const TrainOptions& options, StageComm& comm, const StageSpan& span, Corpus corpus);
 
   // Runs up to options.steps, reporting as above. The summary's losses and
   // hash are valid on the reporting process.
@@ -74,7 +81,6 @@ class Trainer {
   const Stage<float>& stage() const { return stage_; }
 
  private:
-  Trainer(const TrainOptions& options, StageComm& comm, const StageSpan& span, Corpus corpus);
   Status maybe_checkpoint(bool at_end);
   bool reporter() const;
   void sample(int micro, StageCache<float>& cache) const;
