@@ -154,7 +154,7 @@ Status save_checkpoint(const std::string& dir, const ModelShape& shape, const St
 }
 
 Status load_checkpoint(const std::string& path, const ModelShape& shape, const StageSpan& span,
-                       TrainState& state) {
+                       int batch, TrainState& state) {
   const size_t n = state.params.size(), payload = 3 * n * sizeof(float);
   // Read a file of another size too, to say what it was written for.
   constexpr size_t kMaxCheckpointBytes = size_t{1} << 34;
@@ -168,6 +168,9 @@ Status load_checkpoint(const std::string& path, const ModelShape& shape, const S
   if (h.counters.seed != state.counters.seed)
     return error(TM_ERROR_INVALID_ARGUMENT, path, ": written by a run of seed ", h.counters.seed,
                  ", this run has seed ", state.counters.seed);
+  if (h.counters.data_position != h.counters.step * static_cast<uint64_t>(batch))
+    return error(TM_ERROR_INVALID_ARGUMENT, path, ": data position ", h.counters.data_position,
+                 " at step ", h.counters.step, " is not that of --batch ", batch);
   if (file->size() != sizeof(Header) + payload)
     return error(TM_ERROR_INVALID_ARGUMENT, path, ": truncated (", file->size(), " bytes, ",
                  sizeof(Header) + payload, " expected)");

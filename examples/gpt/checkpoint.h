@@ -35,8 +35,10 @@ Status save_checkpoint(const std::string& dir, const ModelShape& shape, const St
 // none (or no such directory).
 Result<uint64_t> latest_checkpoint_step(const std::string& dir, int stage);
 
-// Replaces `state` with the checkpoint at `path`, or fails leaving it as it was.
+// Replaces `state` with the checkpoint at `path`, or fails leaving it as it
+// was. The checkpoint must be of state.counters.seed, and its data position
+// that of its step at `batch` sequences per step.
 Status load_checkpoint(const std::string& path, const ModelShape& shape, const StageSpan& span,
-                       TrainState& state);
+                       int batch, TrainState& state);
 
 }  // namespace trainmover::gpt

@@ -64,10 +64,7 @@ Status Trainer::restore_checkpoint() {
   }
   const std::string path =
       checkpoint_path(options_.checkpoint_dir, stage_.span().stage, static_cast<uint64_t>(agreed));
-  TM_RETURN_IF_ERROR(load_checkpoint(path, options_.shape, stage_.span(), state_));
-  if (state_.counters.data_position != state_.counters.step * options_.batch)
-    return error(TM_ERROR_INVALID_ARGUMENT, path, ": data position ", state_.counters.data_position,
-                 " does not match step ", state_.counters.step, " at --batch ", options_.batch);
+  TM_RETURN_IF_ERROR(load_checkpoint(path, options_.shape, stage_.span(), options_.batch, state_));
   if (reporter())
     std::fprintf(stderr, "trainmover-gpt: resumed at step %" PRIu64 " from %s\n",
                  state_.counters.step, options_.checkpoint_dir.c_str());

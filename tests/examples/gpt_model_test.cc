@@ -132,6 +132,8 @@ TEST(GptModel, AdamWFirstStepMovesByTheLearningRate) {
   }
 }
 
+constexpr int kBatch = 8;  // the fixture's state is at step 40, data position 320
+
 class GptCheckpoint : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -146,7 +148,7 @@ class GptCheckpoint : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   Status load(const ModelShape& shape, const StageSpan& span, TrainState& into) {
-    return load_checkpoint(checkpoint_path(dir_, span.stage, 40), shape, span, into);
+    return load_checkpoint(checkpoint_path(dir_, span.stage, 40), shape, span, kBatch, into);
   }
   void flip_byte(size_t at) {
     std::fstream f(checkpoint_path(dir_, 0, 40), std::ios::in | std::ios::out | std::ios::binary);
@@ -234,6 +236,10 @@ TEST_F(GptCheckpoint, RefusesAnotherShapeOrSplitOrSeed) {
   TrainState seeded(shape_, layout_, 2);
   st = load(shape_, span_, seeded);
   EXPECT_NE(st.message().find("seed 1"), std::string::npos) << st.message();
+  TrainState batched(shape_, layout_, 1);
+  st = load_checkpoint(checkpoint_path(dir_, 0, 40), shape_, span_, 4, batched);
+  EXPECT_NE(st.message().find("not that of --batch 4"), std::string::npos) << st.message();
+  EXPECT_EQ(batched.counters.step, 0u) << "a refused checkpoint changed the state";
 }
 
 // The DP = 1 recovery path: roll back to the last checkpoint in place, redo
