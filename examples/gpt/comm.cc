@@ -1,6 +1,7 @@
 #include "comm.h"
 
 #include <string>
+#include <vector>
 
 #include "common/parse.h"
 
@@ -17,22 +18,18 @@ Status api_status(tm_result_t rc, const std::string& what, tm_comm_t comm) {
       rc, str_cat(what, ": ", tm_get_error_string(rc), detail.empty() ? "" : ": ", detail), failed);
 }
 
-Result<tm_comm_t> open_comm(tm_config_t config, int slot, int nslots, const std::string& name) {
+Result<tm_comm_t> open_comm(tm_config_t config, int slot, int nslots, const std::string& name,
+                            bool standby = false) {
   config.slot = slot;
   config.nslots = nslots;
   config.name = name.c_str();
   tm_comm_t comm = nullptr;
-  TM_RETURN_IF_ERROR(
-      api_status(tm_comm_init(&comm, &config), "join communicator " + name, nullptr));
+  tm_result_t rc = standby ? tm_comm_init_standby(&comm, &config) : tm_comm_init(&comm, &config);
+  TM_RETURN_IF_ERROR(api_status(rc, "join communicator " + name, nullptr));
   return comm;
 }
 
-}  // namespace
-
-Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
-  if (dp < 1 || pp < 1) return error(TM_ERROR_INVALID_ARGUMENT, "--dp and --pp must be >= 1");
-  auto comm = std::make_unique<StageComm>(Key(), Topology{dp, pp, 0});
-  if (dp * pp == 1) return comm;
+Result<tm_config_t> job_config(int dp, int pp) {
   tm_config_t config{};
   config.struct_size = sizeof(config);
   TM_RETURN_IF_ERROR(
@@ -46,6 +43,16 @@ Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
     return error(TM_ERROR_INVALID_ARGUMENT, "--dp ", dp, " --pp ", pp, " needs ", dp * pp,
                  " processes, but the job has ", config.nslots,
                  " (TRAINMOVER_NSLOTS); start it with trainmover-launch --nprocs ", dp * pp);
+  return config;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
+  if (dp < 1 || pp < 1) return error(TM_ERROR_INVALID_ARGUMENT, "--dp and --pp must be >= 1");
+  auto comm = std::make_unique<StageComm>(Key(), Topology{dp, pp, 0});
+  if (dp * pp == 1) return comm;
+  TM_ASSIGN_OR_RETURN(tm_config_t config, job_config(dp, pp));
   comm->topo_.slot = config.slot;
   TM_ASSIGN_OR_RETURN(comm->world_, open_comm(config, config.slot, dp * pp, "gpt-world"));
   if (dp > 1) {
@@ -54,6 +61,36 @@ Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
                         open_comm(config, t.dp_index(), dp, "gpt-dp" + std::to_string(t.stage())));
   }
   return comm;
+}
+
+Result<std::unique_ptr<StageComm>> StageComm::create_standby(int dp, int pp, int slot) {
+  if (dp < 1 || pp < 1 || dp * pp == 1)
+    return error(TM_ERROR_INVALID_ARGUMENT, "a standby needs a job of more than one slot");
+  if (slot < 0 || slot >= dp * pp)
+    return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is not in [0, ", dp * pp, ")");
+  auto comm = std::make_unique<StageComm>(Key(), Topology{dp, pp, slot});
+  TM_ASSIGN_OR_RETURN(tm_config_t config, job_config(dp, pp));
+  TM_ASSIGN_OR_RETURN(comm->world_, open_comm(config, -1, dp * pp, "gpt-world", true));
+  if (dp > 1) {
+    const Topology& t = comm->topo_;
+    TM_ASSIGN_OR_RETURN(comm->dp_,
+                        open_comm(config, -1, dp, "gpt-dp" + std::to_string(t.stage()), true));
+  }
+  return comm;
+}
+
+Status StageComm::register_with(tm_worker_t worker) const {
+  std::vector<int> world(static_cast<size_t>(topo_.nslots()));
+  for (int s = 0; s < topo_.nslots(); ++s) world[static_cast<size_t>(s)] = s;
+  if (world_ != nullptr)
+    TM_RETURN_IF_ERROR(api_status(tm_worker_add_comm(worker, world_, world.data(), topo_.nslots()),
+                                  "register the world communicator", nullptr));
+  if (dp_ == nullptr) return Status::Ok();
+  std::vector<int> group(static_cast<size_t>(topo_.dp));
+  for (int d = 0; d < topo_.dp; ++d)
+    group[static_cast<size_t>(d)] = topo_.slot_of(topo_.stage(), d);
+  return api_status(tm_worker_add_comm(worker, dp_, group.data(), topo_.dp),
+                    "register the DP group communicator", nullptr);
 }
 
 StageComm::~StageComm() {

@@ -42,6 +42,12 @@ class StageComm {
   // environment (as trainmover-launch sets it), which must have D*P slots,
   // and joins the world and the DP group communicators.
   static Result<std::unique_ptr<StageComm>> create(int dp, int pp);
+  // A standby promoted to `slot`: the same communicators, opened as
+  // standbys (tm_comm_init_standby); the worker joins them to the job.
+  static Result<std::unique_ptr<StageComm>> create_standby(int dp, int pp, int slot);
+  // Registers the communicators with the runtime's worker, each with the job
+  // slots that serve its slots.
+  Status register_with(tm_worker_t worker) const;
   // Only create() can make the key: use it.
   struct Key {
    private:

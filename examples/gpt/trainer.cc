@@ -71,6 +71,26 @@ Status Trainer::restore_checkpoint() {
   return Status::Ok();
 }
 
+Result<uint64_t> Trainer::rollback_in_place() {
+  if (options_.checkpoint_dir.empty())
+    return error(TM_ERROR_INVALID_ARGUMENT,
+                 "a rollback needs a checkpoint directory (--checkpoint-dir)");
+  TM_ASSIGN_OR_RETURN(uint64_t latest,
+                      latest_checkpoint_step(options_.checkpoint_dir, stage_.span().stage));
+  if (latest == 0) {
+    TrainState initial(options_.shape, stage_.layout(), options_.seed);
+    state_.params = initial.params;  // same sizes: copied in place, the buffers stay
+    state_.adam_m = initial.adam_m;
+    state_.adam_v = initial.adam_v;
+    state_.counters = initial.counters;
+  } else {
+    TM_RETURN_IF_ERROR(
+        load_checkpoint(checkpoint_path(options_.checkpoint_dir, stage_.span().stage, latest),
+                        options_.shape, stage_.span(), options_.batch, state_));
+  }
+  return state_.counters.step;
+}
+
 void Trainer::sample(int micro, StageCache<float>& cache) const {
   const int rows = options_.batch / options_.micro_batches;
   corpus_.sample(state_.counters.seed, state_.counters.step, comm_.topology().dp_index(),
@@ -130,16 +150,30 @@ Status Trainer::maybe_checkpoint(bool at_end) {
   return save_checkpoint(options_.checkpoint_dir, options_.shape, stage_.span(), state_);
 }
 
-Result<TrainSummary> Trainer::run() {
+Result<TrainSummary> Trainer::run(StepHooks* hooks) {
   TrainSummary summary;
   summary.first_step = state_.counters.step;
   const double start = now_s();
   while (state_.counters.step < options_.steps) {
+    if (hooks != nullptr) {
+      TM_ASSIGN_OR_RETURN(uint64_t run_step, hooks->boundary(state_.counters.step));
+      if (run_step != state_.counters.step)
+        return error(TM_ERROR_INTERNAL, "the runtime restored step ", run_step,
+                     " but the state holds step ", state_.counters.step);
+    }
     const uint64_t n = state_.counters.step + 1;
     const bool report = n == summary.first_step + 1 || n == options_.steps ||
                         (options_.log_every > 0 && n % options_.log_every == 0);
     const double t0 = now_s();
-    TM_ASSIGN_OR_RETURN(double loss, step(report));
+    Result<double> stepped = step(report);
+    if (!stepped.ok() && hooks != nullptr) {
+      TM_ASSIGN_OR_RETURN(uint64_t resume, hooks->recover(stepped.status()));
+      if (resume != state_.counters.step)
+        return error(TM_ERROR_INTERNAL, "the runtime resumed at step ", resume,
+                     " but the state holds step ", state_.counters.step);
+      continue;
+    }
+    TM_ASSIGN_OR_RETURN(double loss, std::move(stepped));
     const double dt = now_s() - t0;
     if (n == summary.first_step + 1) summary.first_loss = loss;
     summary.last_loss = loss;

@@ -49,6 +49,17 @@ struct TrainSummary {
   uint64_t param_hash = 0;  // FNV-1a of the whole model's parameters
 };
 
+// How the training loop meets the runtime (main.cc implements it over the
+// worker API): boundary() runs before every step and returns the step to
+// run; recover() runs after a failed step and returns the step to resume
+// from. Both may have replaced the state in place.
+class StepHooks {
+ public:
+  virtual ~StepHooks() = default;
+  virtual Result<uint64_t> boundary(uint64_t next_step) = 0;
+  virtual Result<uint64_t> recover(const Status& failure) = 0;
+};
+
 class Trainer {
  public:
   // Loads the text, initialises (or, with resume, loads) the state.
@@ -63,7 +74,9 @@ class Trainer {
 
   // Runs up to options.steps, reporting as above. The summary's losses and
   // hash are valid on the reporting process.
-  Result<TrainSummary> run();
+  // With hooks, every step is preceded by hooks->boundary() and a failed
+  // step is followed by hooks->recover() instead of failing the run.
+  Result<TrainSummary> run(StepHooks* hooks = nullptr);
 
   // One step; returns the global batch's mean loss on the last stage (only
   // averaged over DP when `report` is set; all processes must agree on it).
@@ -73,6 +86,10 @@ class Trainer {
   // or keeps it when there is none. --resume calls it before the first step;
   // a DP = 1 job can call it between steps to roll back in place.
   Status restore_checkpoint();
+  // This stage's latest checkpoint loaded in place, without any collective
+  // (for a rollback during a recovery, when the communicators are failed);
+  // the initial state when there is none. Returns the step to run next.
+  Result<uint64_t> rollback_in_place();
   // The whole model's parameter hash, chained through the stages: every
   // process takes part; the last stage's result is the model's.
   Result<uint64_t> model_hash();

@@ -210,6 +210,13 @@ uint64_t Communicator::tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_red
          static_cast<uint64_t>(op);
 }
 
+Status Communicator::abort(const Status& why) {
+  return engine_->call([&] {
+    if (!peers_.failed()) peers_.fail(why);
+    return Status::Ok();
+  });
+}
+
 Status Communicator::finish_call(Status status) {
   if (!status.ok()) last_failure_ = status;
   return status;

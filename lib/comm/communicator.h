@@ -82,6 +82,12 @@ class Communicator {
   int slot() const { return config_.slot; }
   int nslots() const { return config_.nslots; }
   const CommConfig& config() const { return config_; }
+  // Fails the communicator from any thread, as a broken link would: the
+  // operation in flight (on the caller's thread) returns `why`, and every peer
+  // with a link is told, so a peer blocked on this process is released too.
+  // The runtime's worker (lib/worker) uses it to end every collective of a
+  // job in recovery at once; a switch then clears the failure.
+  Status abort(const Status& why);
   // The status of the last failed call (ok if none failed).
   const Status& last_failure() const { return last_failure_; }
 

@@ -195,6 +195,8 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
   if (auto* m = std::get_if<Subscribe>(&message)) return handle_subscribe(id, peer, *m);
   if (std::holds_alternative<Goodbye>(message)) {
     peer.finished = true;
+    if (peer.slot >= 0 && membership_.served(peer.slot))
+      finished_pids_.insert(membership_.slot(peer.slot).process->pid);
     if (peer.slot >= 0) emit("slot_finished", {{"slot", peer.slot}});
     return;
   }
@@ -281,6 +283,7 @@ void Coordinator::Impl::on_closed(ConnectionId id, const Status& why) {
 
 void Coordinator::Impl::handle_exit(pid_t pid, int exit_code, int signal) {
   std::string detail = describe_exit(exit_code, signal);
+  if (exit_code == 0 && signal == 0 && finished_pids_.count(pid) > 0) return;
   if (auto slot = membership_.slot_of_pid(pid)) {
     auto id = connection_of_slot(*slot);
     if (exit_code == 0 && signal == 0 && id && peers_[*id].finished) return;

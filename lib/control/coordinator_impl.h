@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <set>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -126,6 +127,9 @@ class Coordinator::Impl {
   std::unordered_map<ConnectionId, Peer> peers_;
   std::optional<Recovery> recovery_;
   std::deque<PendingRecovery> pending_;
+  // Processes that said goodbye: their exit with status 0 is no failure,
+  // even when their connection closed before the exit report came.
+  std::set<pid_t> finished_pids_;
   uint64_t next_order_id_ = 1;
   uint64_t next_recovery_id_ = 1;
   uint64_t last_epoch_used_ = 0;

@@ -189,6 +189,7 @@ void Coordinator::Impl::start_transfer() {
   send.slot = r.leaver;
   send.donor = r.donor;
   send.joiner = r.leaver;
+  send.step = r.resume_step;  // the donor sends the state of the agreed step
   Order receive = send;
   receive.kind = OrderKind::kReceiveState;
   receive.role = membership_.layout().role(r.leaver);
