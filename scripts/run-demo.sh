@@ -3,6 +3,7 @@
 #
 #   scripts/run-demo.sh [--build DIR] [--dp D] [--pp P] [--steps N] [--slot S]
 #                       [--at STEP] [--fault kill|none] [--ckpt-every K]
+#                       [--gpt-args "ARGS"]
 #
 # Runs trainmover-gpt as a DP x PP job of trainmover-launch with one standby,
 # kills slot S with SIGKILL when the job reaches step STEP (default: slot 1
@@ -13,7 +14,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${TM_BUILD:-$top/build}
-dp=2 pp=2 steps=60 slot=1 at=20 fault=kill every=0
+dp=2 pp=2 steps=60 slot=1 at=20 fault=kill every=0 gpt_args=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -24,7 +25,8 @@ while [ $# -gt 0 ]; do
     --at) at=$2; shift 2 ;;
     --fault) fault=$2; shift 2 ;;
     --ckpt-every) every=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --gpt-args) gpt_args=$2; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "run-demo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +48,7 @@ run() {
   mkdir -p "$work/ckpt"
   "$launch" --nprocs "$n" --standby 1 --pp "$pp" --timeout 300 --events "$work/$name.events" \
     --job-file "$work/$name.job" "$@" -- "$gpt" --dp "$dp" --pp "$pp" --steps "$steps" \
-    --log-every 1 --print-hash "${ckpt[@]}" >"$work/$name.out" 2>"$work/$name.err" &
+    --log-every 1 --print-hash "${ckpt[@]}" $gpt_args >"$work/$name.out" 2>"$work/$name.err" &
   job_pid=$!
 }
 
