@@ -130,7 +130,7 @@ void Coordinator::Impl::check_heartbeats(Clock::time_point now) {
 
 void Coordinator::Impl::emit(const std::string& name, json fields) {
   const json& event = events_->record(name, std::move(fields));
-  log(LogLevel::kInfo, "coordinator: ", event.dump());
+  log(LogLevel::kInfo, "coordinator: ", json_text(event));
   for (auto& [id, peer] : peers_) {
     if (peer.follow_events) server_->send(id, EventMessage{event});
   }
