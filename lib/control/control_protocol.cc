@@ -398,12 +398,14 @@ Status check_depth(std::string_view text) {
 
 const char* message_type(const Message& message) { return kTypeNames[message.index()]; }
 
+std::string json_text(const json& value, int indent) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 std::string encode_payload(const Message& message) {
   json j = std::visit([](const auto& m) { return fields_of(m); }, message);
   j["type"] = message_type(message);
-  // Replace invalid UTF-8 instead of throwing: texts come from errno strings
-  // and host names, which are not guaranteed to be UTF-8.
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  return json_text(j);
 }
 
 Result<Message> parse_payload(std::string_view payload) {

@@ -159,6 +159,10 @@ using Message = std::variant<Register, Welcome, Heartbeat, FailureReport, ExitRe
 
 const char* message_type(const Message& message);
 
+// JSON as text, never throwing: invalid UTF-8 (texts come from errno strings
+// and host names) is replaced instead of failing the dump.
+std::string json_text(const nlohmann::json& value, int indent = -1);
+
 // The JSON payload of a message (no frame header).
 std::string encode_payload(const Message& message);
 Result<Message> parse_payload(std::string_view payload);

@@ -130,7 +130,7 @@ void Coordinator::Impl::check_heartbeats(Clock::time_point now) {
 
 void Coordinator::Impl::emit(const std::string& name, json fields) {
   const json& event = events_->record(name, std::move(fields));
-  log(LogLevel::kInfo, "coordinator: ", event.dump());
+  log(LogLevel::kInfo, "coordinator: ", json_text(event));
   for (auto& [id, peer] : peers_) {
     if (peer.follow_events) server_->send(id, EventMessage{event});
   }
@@ -212,6 +212,12 @@ void Coordinator::Impl::handle_register(ConnectionId id, const Register& r) {
   Welcome welcome;
   welcome.heartbeat_interval_s = to_seconds(config_.heartbeat_interval);
   welcome.heartbeat_timeout_s = to_seconds(config_.heartbeat_timeout);
+  bool rank = r.kind == PeerKind::kActive || r.kind == PeerKind::kStandby;
+  if (rank && stopped_reason())
+    return reply(id, error(TM_ERROR_INVALID_ARGUMENT, "registration refused: the job has stopped"));
+  if (r.kind == PeerKind::kActive && being_recovered(r.slot))
+    return reply(id, error(TM_ERROR_INVALID_ARGUMENT, "registration refused: slot ", r.slot,
+                           " is being recovered; a replacement registers as a standby"));
   if (r.kind == PeerKind::kActive) {
     Status st = membership_.assign(r.slot, r.process);
     if (!st.ok()) return reply(id, st.with_context("registration refused"));
@@ -360,13 +366,17 @@ Status Coordinator::Impl::request_migration(int slot) {
                  membership_.layout().nslots() - 1);
   if (!membership_.served(slot))
     return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " has no live process to migrate");
-  if ((recovery_ && recovery_->leaver == slot) ||
-      std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.slot == slot; }))
+  if (being_recovered(slot))
     return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is being recovered already");
   Clock::time_point now = Clock::now();
   emit("migration_requested", {{"slot", slot}});
   enqueue_recovery({slot, RecoveryCause::kMigration, now, now});
   return Status::Ok();
+}
+
+bool Coordinator::Impl::being_recovered(int slot) const {
+  return (recovery_ && recovery_->leaver == slot) ||
+         std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.slot == slot; });
 }
 
 json Coordinator::Impl::status_json() const {

@@ -90,6 +90,7 @@ class Coordinator::Impl {
   void fence(ConnectionId id, const std::string& reason);
   void stop_job(const std::string& reason);
   void emit(const std::string& name, nlohmann::json fields);
+  bool being_recovered(int slot) const;
   std::optional<ConnectionId> connection_of_slot(int slot) const;
   std::optional<ConnectionId> connection_of_standby(int id) const;
 

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/log.h"
+#include "control/control_protocol.h"
 
 namespace trainmover::control {
 
@@ -33,7 +34,7 @@ const nlohmann::json& EventLog::record(const std::string& name, nlohmann::json f
                           {"event", name}};
   if (fields.is_object()) event.update(fields);
   if (file_ && !write_failed_) {
-    std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string line = json_text(event);
     line += '\n';
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
       write_failed_ = true;

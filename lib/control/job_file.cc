@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/unique_fd.h"
+#include "control/control_protocol.h"
 
 namespace trainmover::control {
 
@@ -34,7 +35,7 @@ Status write_job_file(const std::string& path, const JobFile& job) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
   if (!fd.valid()) return system_error("cannot create the job file " + tmp, errno);
-  Status st = write_all(fd.get(), j.dump() + "\n", tmp);
+  Status st = write_all(fd.get(), json_text(j) + "\n", tmp);
   if (st.ok() && ::fsync(fd.get()) != 0) st = system_error("fsync " + tmp, errno);
   fd.reset();
   if (st.ok() && ::rename(tmp.c_str(), path.c_str()) != 0)

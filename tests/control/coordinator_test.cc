@@ -296,6 +296,21 @@ TEST(Coordinator, JoinerLostDuringTheSwitchIsReplacedByAnotherStandby) {
   job.wait_started(2);
   ::kill(victim, SIGKILL);
   auto joiner_failed = job.wait_event("joiner_failed");
+  // A process cannot claim the slot under recovery as an active rank.
+  {
+    ControlClientOptions o;
+    o.address = job.coordinator().address();
+    o.job_id = kJob;
+    o.identity.kind = PeerKind::kActive;
+    o.identity.slot = 1;
+    auto impostor = ControlClient::connect(o, job.secret());
+    ASSERT_FALSE(impostor.ok());
+    const std::string& why = impostor.status().message();
+    // Refused while the recovery runs, and once it is done the slot is served.
+    EXPECT_TRUE(why.find("is being recovered") != std::string::npos ||
+                why.find("already served") != std::string::npos)
+        << why;
+  }
   ASSERT_TRUE(joiner_failed);
   EXPECT_EQ((*joiner_failed)["state"], "transfer");
   auto done = job.wait_event("recovery_done");
@@ -590,6 +605,9 @@ TEST(Coordinator, FailureReportsAndLauncherExitReportsOverTheChannel) {
   EXPECT_EQ(fenced->kind, OrderKind::kStop);
   // No standby and no wait: the job stops, every rank is told why.
   ASSERT_TRUE(job.coordinator().wait_stopped(kWait));
+  auto late = ControlClient::connect(in_process(job, PeerKind::kStandby, -1, 5), job.secret());
+  ASSERT_FALSE(late.ok());
+  EXPECT_NE(late.status().message().find("the job has stopped"), std::string::npos);
   auto stop = next_order(*c.value());
   ASSERT_TRUE(stop);
   EXPECT_NE(stop->reason.find("no standby is ready for slot 1"), std::string::npos) << stop->reason;

@@ -26,7 +26,7 @@ Result<T> await(control::ControlClient& client, Duration timeout) {
 std::string text_of(const json& j) {
   if (j.is_null()) return "-";
   if (j.is_string()) return j.get<std::string>();
-  return j.dump();
+  return control::json_text(j);
 }
 
 }  // namespace
@@ -89,7 +89,7 @@ int run_status(control::ControlClient& client, Duration timeout, bool as_json, s
     return 1;
   }
   if (as_json) {
-    out << reply->status.dump(2) << "\n";
+    out << control::json_text(reply->status, 2) << "\n";
   } else {
     print_status(reply->status, out);
   }
@@ -132,7 +132,7 @@ int run_events(control::ControlClient& client, Duration timeout, bool follow, st
       return 1;
     }
     if (auto* e = std::get_if<control::EventMessage>(&m.value())) {
-      out << e->event.dump() << "\n" << std::flush;
+      out << control::json_text(e->event) << "\n" << std::flush;
     } else if (std::holds_alternative<control::EventsEnd>(m.value())) {
       if (!follow) return 0;
       replayed = true;
