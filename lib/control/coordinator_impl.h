@@ -7,8 +7,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
-#include <set>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <vector>
