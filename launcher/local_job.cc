@@ -56,6 +56,7 @@ class Supervisor {
   void reap();
   void signal_running(int sig);
   void begin_stop(int sig);
+  void check_runtime();
 
   const LocalJobOptions& options_;
   std::vector<Rank>& ranks_;
@@ -63,6 +64,7 @@ class Supervisor {
   bool stopping_ = false;
   bool killed_ = false;
   Deadline kill_at_ = Deadline::never();
+  Deadline tick_ = Deadline::after(seconds(1));
   LocalJobResult result_;
 };
 
@@ -140,10 +142,32 @@ void Supervisor::reap() {
     } else if (r > 0 && WIFSIGNALED(wstatus)) {
       rank.result.term_signal = WTERMSIG(wstatus);
     }
-    if (!rank.result.succeeded() && result_.first_failed_rank < 0 && !rank.result.stopped_by_job) {
-      result_.first_failed_rank = rank.result.rank;
-      begin_stop(SIGTERM);
+    if (options_.on_exit) {
+      options_.on_exit(rank.result.pid, rank.result.exited ? rank.result.exit_code : -1,
+                       rank.result.term_signal);
     }
+    if (rank.result.succeeded()) ++result_.finished;
+    bool failed = !rank.result.succeeded() && !rank.result.stopped_by_job;
+    if (failed && result_.first_failed_rank < 0) result_.first_failed_rank = rank.result.rank;
+    if (failed && !options_.recover_failures) begin_stop(SIGTERM);
+    // Runtime mode: N successes end the job; the standbys left are stopped.
+    if (options_.recover_failures && result_.finished >= options_.nprocs && !stopping_)
+      begin_stop(SIGTERM);
+  }
+}
+
+void Supervisor::check_runtime() {
+  if (stopping_) return;
+  if (options_.stop_reason) {
+    if (auto reason = options_.stop_reason()) {
+      result_.stopped = reason;
+      begin_stop(SIGTERM);
+      return;
+    }
+  }
+  if (options_.on_tick && tick_.expired()) {
+    options_.on_tick();
+    tick_ = Deadline::after(seconds(1));
   }
 }
 
@@ -152,6 +176,7 @@ LocalJobResult Supervisor::run() {
   while (any_running() || (any_output_open() && !drain.expired())) {
     wait_for_events(drain);
     reap();
+    check_runtime();
     if (any_running() && deadline_.expired() && !stopping_) {
       result_.timed_out = true;
       begin_stop(SIGTERM);
@@ -176,6 +201,10 @@ Status check_options(const LocalJobOptions& options) {
   if (options.nprocs < 1 || options.nprocs > 4096) {
     return error(TM_ERROR_INVALID_ARGUMENT, "local job: nprocs ", options.nprocs,
                  " is not in [1, 4096]");
+  }
+  if (options.standbys < 0 || options.standbys > 4096) {
+    return error(TM_ERROR_INVALID_ARGUMENT, "local job: standbys ", options.standbys,
+                 " is not in [0, 4096]");
   }
   if (options.timeout <= Duration::zero()) {
     return error(TM_ERROR_INVALID_ARGUMENT, "local job: timeout must be positive");
@@ -220,13 +249,22 @@ Result<LocalJobResult> run_local_job(const LocalJobOptions& options) {
   job_id >>= 1;  // keep it printable as a positive signed number too
   TM_ASSIGN_OR_RETURN(auto store, rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id));
   std::string secret_hex = secret.to_hex();
+  EnvVars job_env = options.extra_env;
+  if (options.prepare_job) {
+    TM_ASSIGN_OR_RETURN(EnvVars more, options.prepare_job(secret, job_id));
+    job_env.insert(job_env.end(), more.begin(), more.end());
+  }
 
-  std::vector<Rank> ranks(options.nprocs);
-  for (int i = 0; i < options.nprocs; ++i) {
+  const int total = options.nprocs + options.standbys;
+  std::vector<Rank> ranks(total);
+  for (int i = 0; i < total; ++i) {
+    const bool standby = i >= options.nprocs;
+    EnvVars env = job_env;
+    if (standby) env.emplace_back("TRAINMOVER_STANDBY", "1");
     SpawnRequest request{
         path, options.argv,
-        child_environment({i, options.nprocs, job_id, secret_hex, store->address()},
-                          options.extra_env),
+        child_environment({standby ? 0 : i, options.nprocs, job_id, secret_hex, store->address()},
+                          env),
         options.capture_stdout};
     auto child = spawn_child(request);
     if (!child.ok()) {

@@ -9,11 +9,16 @@
 // signal to forward. Every wait is bounded; every child is reaped.
 #pragma once
 
+#include <sys/types.h>
+
+#include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/secret.h"
 #include "common/status.h"
 
 namespace trainmover::launcher {
@@ -35,6 +40,29 @@ struct LocalJobOptions {
   // each signal read from it is forwarded to every rank, which then gets
   // kill_grace to exit before SIGKILL. -1: none.
   int forward_signals_fd = -1;
+
+  // ---- runtime mode (trainmover-launch --standby; runtime_job.h) ----
+  // Processes started after the N ranks with TRAINMOVER_STANDBY=1; they
+  // wait to be promoted to a failed rank's slot.
+  int standbys = 0;
+  // Set: a failed rank does not stop the job (the coordinator recovers its
+  // slot); the job succeeds once N processes exited 0, and the standbys
+  // left over are then stopped.
+  bool recover_failures = false;
+  // Called on the supervisor's thread at once for every child that exits:
+  // exit_code when it exited, else -1 and the signal.
+  std::function<void(pid_t pid, int exit_code, int signal)> on_exit;
+  // Polled about every 10 ms: a reason to stop every process (the
+  // coordinator gave up on the job), or nullopt.
+  std::function<std::optional<std::string>()> stop_reason;
+  // Called about once a second while the job runs (the status line).
+  std::function<void()> on_tick;
+  // Called once the job's secret, id and store exist, before any process
+  // starts (the launcher starts its coordinator here); returns variables
+  // set for every process, after extra_env. An error ends the job unstarted.
+  std::function<Result<std::vector<std::pair<std::string, std::string>>>(const JobSecret& secret,
+                                                                         uint64_t job_id)>
+      prepare_job;
 };
 
 struct RankResult {
@@ -59,7 +87,12 @@ struct LocalJobResult {
   int forwarded_signal = 0;  // the first signal forwarded, 0 if none
   // The rank that failed first (in the order failures were seen), -1 if none.
   int first_failed_rank = -1;
+  // Runtime mode: processes that exited 0, and the reason the job was
+  // stopped (from stop_reason), if it was.
+  int finished = 0;
+  std::optional<std::string> stopped;
 
+  // Without recover_failures: every rank exited 0.
   bool succeeded() const { return first_failed_rank < 0 && !timed_out && forwarded_signal == 0; }
 };
 

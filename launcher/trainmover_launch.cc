@@ -1,11 +1,17 @@
 // trainmover-launch: runs a program as N local ranks of one TrainMover job
 // (the local default of the runtime launcher; the Slurm path is separate).
 //
-//   trainmover-launch --nprocs N [--timeout SEC] [--kill-grace SEC] [--] PROGRAM [ARGS...]
+//   trainmover-launch --nprocs N [--standby S --pp P --events FILE --job-file FILE]
+//                     [--timeout SEC] [--kill-grace SEC] [--] PROGRAM [ARGS...]
 //
-// Exit status: 0 when every rank exits 0; else the first failing rank's
-// status (128 + signal for a signalled rank); 124 on timeout; 2 for bad
-// arguments; 1 when the job cannot be started.
+// Without --standby (S = 0, no coordinator): a rank's failure stops the job.
+// With --standby (runtime_job.h): the coordinator recovers failed slots.
+//
+// Exit status: 0 when the job finished (every slot's last process exited
+// 0); else the first failing rank's status (128 + signal for a signalled
+// rank) without standbys, 3 with them when the coordinator stopped the job
+// (no standby left); 124 on timeout; 128 + signal after SIGINT/SIGTERM;
+// 2 for bad arguments; 1 when the job cannot be started.
 #include <signal.h>
 #include <sys/signalfd.h>
 
@@ -19,6 +25,7 @@
 #include "common/parse.h"
 #include "common/unique_fd.h"
 #include "local_job.h"
+#include "runtime_job.h"
 
 namespace {
 
@@ -26,14 +33,18 @@ using trainmover::Result;
 using trainmover::Status;
 using trainmover::launcher::LocalJobOptions;
 using trainmover::launcher::LocalJobResult;
+using trainmover::launcher::RuntimeJobOptions;
+using trainmover::launcher::RuntimeJobResult;
 
 constexpr int kExitStartFailed = 1;
+constexpr int kExitJobStopped = 3;
 constexpr int kExitTimeout = 124;
 
 constexpr double kNoTimeoutS = 365.0 * 24 * 3600;  // "no timeout", still finite
 
 // Parses the command line into `options`; nullopt to go on, else an exit status.
-std::optional<int> parse_args(int argc, char** argv, LocalJobOptions& options) {
+std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime) {
+  LocalJobOptions& options = runtime.job;
   double timeout_s = 0, kill_grace_s = 2;
   trainmover::cli::CommandLine command_line(
       "trainmover-launch", "trainmover-launch --nprocs N [OPTIONS] [--] PROGRAM [ARGS...]",
@@ -50,15 +61,32 @@ std::optional<int> parse_args(int argc, char** argv, LocalJobOptions& options) {
                 "stop the job after SEC (e.g. 90, 1.5m; default 0: none)")
       .duration("kill-grace,g", "SEC", 0, 3600, kill_grace_s,
                 "time between SIGTERM and SIGKILL (default 2)")
+      .section("Job runtime (a coordinator recovers failed ranks)")
+      .integer("standby,s", "S", 0, 4096, options.standbys,
+               "start S standbys as well; a failed rank's slot goes to one (default 0: off)")
+      .integer("pp", "P", 1, 4096, runtime.pp,
+               "pipeline stages of the job: slot s is stage s / (N/P) (default 1)")
+      .text("events", "FILE", runtime.events, "write every event as a JSON line to FILE (0600)")
+      .text("job-file", "FILE", runtime.job_file,
+            "write the 0600 job file trainmover-ctl reads here (default: $TRAINMOVER_CTL)")
+      .duration("heartbeat-timeout", "SEC", 0.05, 3600, runtime.heartbeat_timeout_s,
+                "a rank silent this long has failed (default 1)")
+      .duration("standby-wait", "SEC", 0, 3600, runtime.standby_wait_s,
+                "with no standby left, wait this long for one, then stop (default 30)")
+      .flag("quiet,q", runtime.quiet, "no status lines (events and the summary still)")
       .operands(trainmover::cli::Operands::kProgram, "PROGRAM", options.argv)
       .epilog(
-          "Exit status: 0 if every rank exited 0; else the status of the first rank\n"
-          "that failed (128+N if killed by signal N); 124 on timeout; 2 on bad\n"
-          "arguments; 1 if the job could not be started.\n"
+          "Exit status: 0 if the job finished (with --standby: every slot's last\n"
+          "process exited 0); without --standby the status of the first rank that\n"
+          "failed (128+N if killed by signal N); with --standby 3 if the\n"
+          "coordinator stopped the job; 124 on timeout; 128+N after signal N;\n"
+          "2 on bad arguments; 1 if the job could not be started.\n"
           "\n"
           "Variables the ranks read (see trainmover(7)):\n" +
           trainmover::environment_help());
   if (auto exit_code = command_line.parse(argc, argv)) return exit_code;
+  if (runtime.job_file.empty() && options.standbys > 0)
+    runtime.job_file = trainmover::get_env("TRAINMOVER_CTL").value_or("");
   options.timeout = trainmover::seconds(timeout_s > 0 ? timeout_s : kNoTimeoutS);
   options.kill_grace = trainmover::seconds(kill_grace_s);
   return std::nullopt;
@@ -78,6 +106,25 @@ Result<trainmover::UniqueFd> signal_fd() {
   return trainmover::UniqueFd(fd);
 }
 
+int runtime_exit_status(const RuntimeJobResult& r, int nprocs) {
+  const LocalJobResult& job = r.job;
+  std::fprintf(stderr,
+               "trainmover-launch: summary: %d failure(s), %d recovered, %.3f s of downtime,"
+               " %d process(es) finished\n",
+               r.failures, r.recoveries, r.downtime_s, job.finished);
+  if (job.forwarded_signal != 0) return 128 + job.forwarded_signal;
+  if (job.timed_out) {
+    std::fprintf(stderr, "trainmover-launch: timeout; the ranks were stopped\n");
+    return kExitTimeout;
+  }
+  if (job.stopped) return kExitJobStopped;
+  if (job.finished < nprocs) {
+    std::fprintf(stderr, "trainmover-launch: only %d of %d slots finished\n", job.finished, nprocs);
+    return kExitStartFailed;
+  }
+  return 0;
+}
+
 int exit_status(const LocalJobResult& result) {
   if (result.first_failed_rank >= 0) {
     const auto& rank = result.ranks[result.first_failed_rank];
@@ -95,14 +142,23 @@ int exit_status(const LocalJobResult& result) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  LocalJobOptions options;
-  if (auto exit_code = parse_args(argc, argv, options)) return *exit_code;
+  RuntimeJobOptions runtime;
+  LocalJobOptions& options = runtime.job;
+  if (auto exit_code = parse_args(argc, argv, runtime)) return *exit_code;
   auto signals = signal_fd();
   if (!signals.ok()) {
     std::fprintf(stderr, "trainmover-launch: %s\n", signals.status().message().c_str());
     return kExitStartFailed;
   }
   options.forward_signals_fd = signals->get();
+  if (options.standbys > 0) {
+    auto result = trainmover::launcher::run_runtime_job(runtime);
+    if (!result.ok()) {
+      std::fprintf(stderr, "trainmover-launch: %s\n", result.status().message().c_str());
+      return kExitStartFailed;
+    }
+    return runtime_exit_status(*result, options.nprocs);
+  }
   auto result = trainmover::launcher::run_local_job(options);
   if (!result.ok()) {
     std::fprintf(stderr, "trainmover-launch: %s\n", result.status().message().c_str());

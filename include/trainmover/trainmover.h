@@ -359,6 +359,86 @@ tm_result_t tm_store_server_start(tm_store_server_t* server, const char* address
 const char* tm_store_server_address(tm_store_server_t server);
 tm_result_t tm_store_server_stop(tm_store_server_t server);
 
+/* ---- Worker: a training process inside a TrainMover job -------------------
+ * (trainmover(3), WORKER). The worker connects the process to the job's
+ * coordinator (started by trainmover-launch; found through the TRAINMOVER_*
+ * environment), heartbeats from a thread of its own, and carries out the
+ * coordinator's recovery orders on the communicators the program registered:
+ * abort, prepare, state transfer, rollback, switchover. The program
+ *  - asks its kind: an active rank, a standby, or alone (no coordinator);
+ *  - registers the buffers of its state (parameters, optimizer moments,
+ *    step, RNG state, data position) and its communicators;
+ *  - calls tm_worker_step_boundary() before every step (the safe points);
+ *  - after a failed collective calls tm_worker_recover() and goes on from
+ *    the step it returns, its registered buffers restored to that step;
+ *  - as a standby, waits with tm_worker_wait_promotion(), builds its role
+ *    (standby communicators, tm_comm_init_standby(), and its state buffers),
+ *    registers them and calls tm_worker_join(), which fills the buffers from
+ *    a live replica (or the leaver, or the checkpoint) and switches in.
+ *
+ * Step commit: at each boundary the registered buffers are copied into one
+ * of two snapshots (the last two boundaries); a recovery restores every rank
+ * to one agreed step, so a step's updates take effect on every slot or on
+ * none, and at most the step in flight is redone. Cost: one copy of the
+ * state per step and twice its memory.
+ *
+ * Threading: one thread calls a worker's functions. Ownership: the worker
+ * never frees what it is given; buffers and communicators must outlive it.
+ * Errors: TM_ERROR_PEER_FAILED when the coordinator is lost or ordered the
+ * process to stop (the detail says which): the process must then exit. */
+typedef struct tm_worker* tm_worker_t;
+
+typedef enum TM_ENUM_BASE {
+  TM_WORKER_ALONE = 0,   /* no coordinator (TRAINMOVER_CONTROL unset): calls cost nothing */
+  TM_WORKER_ACTIVE = 1,  /* serves the slot TRAINMOVER_SLOT names */
+  TM_WORKER_STANDBY = 2  /* serves no slot until promoted (TRAINMOVER_STANDBY=1) */
+} tm_worker_kind_t;
+
+/* Loads a checkpoint into the registered buffers, in place (for a job with
+ * no live replica of a stage, DP = 1): sets *next_step to the step to run
+ * next. It must not use any communicator (they are failed during a
+ * recovery). Returns TM_SUCCESS or an error, which stops the job. */
+typedef tm_result_t (*tm_rollback_fn)(void* context, uint64_t* next_step);
+
+/* Connects to the coordinator when the environment names one (a standby
+ * then reports itself ready). On success *worker is owned by the caller
+ * until tm_worker_destroy(). */
+tm_result_t tm_worker_init(tm_worker_t* worker);
+/* Closes the coordinator connection (it sees it close; after
+ * tm_worker_finish() that is no failure). NULL is accepted. */
+tm_result_t tm_worker_destroy(tm_worker_t worker);
+tm_result_t tm_worker_kind(tm_worker_t worker, tm_worker_kind_t* kind);
+
+/* A buffer of the process's state, by address and size in bytes, in the
+ * same order and sizes on every replica of a role. All before the first
+ * boundary. */
+tm_result_t tm_worker_register_buffer(tm_worker_t worker, const char* name, void* data,
+                                      size_t bytes);
+/* A communicator the program uses; job_slots[i] is the job slot serving its
+ * slot i (nslots = its size). Every communicator is switched in every
+ * recovery. */
+tm_result_t tm_worker_add_comm(tm_worker_t worker, tm_comm_t comm, const int* job_slots,
+                               int nslots);
+tm_result_t tm_worker_set_rollback(tm_worker_t worker, tm_rollback_fn fn, void* context);
+
+/* Step `next_step` is about to run: snapshot the state, report the step,
+ * and carry out a recovery ordered meanwhile. *run_step is the step to run:
+ * next_step, or another when a recovery restored the state to it. */
+tm_result_t tm_worker_step_boundary(tm_worker_t worker, uint64_t next_step, uint64_t* run_step);
+/* After a collective failed: ends every registered communicator's
+ * operations (peers blocked on this process are released too), takes part
+ * in the recovery, and returns in *resume_step the step the registered
+ * buffers now hold, to run next. */
+tm_result_t tm_worker_recover(tm_worker_t worker, uint64_t* resume_step);
+/* Standby: waits up to timeout_s to be promoted; *slot is the job slot. */
+tm_result_t tm_worker_wait_promotion(tm_worker_t worker, double timeout_s, int* slot);
+/* Standby, once promoted and its communicators and buffers registered:
+ * joins them to the job, receives the state, switches over; *resume_step is
+ * the step its buffers now hold. Afterwards the process is an active rank. */
+tm_result_t tm_worker_join(tm_worker_t worker, uint64_t* resume_step);
+/* Training finished: tells the coordinator, so the exit is no failure. */
+tm_result_t tm_worker_finish(tm_worker_t worker);
+
 /* Names and details of errors. */
 const char* tm_get_error_string(tm_result_t result);
 /* Detail of the last failed call on this thread ("" when none). The pointer

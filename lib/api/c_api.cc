@@ -18,6 +18,7 @@
 #include "record/trace_dir.h"
 #include "rendezvous/tcp_store_server.h"
 #include "trainmover/trainmover.h"
+#include "api/comm_handle.h"
 
 // The handle keeps its identity while its backend changes (live, recording,
 // sandbox), so a sandbox goes live in place.
@@ -489,3 +490,8 @@ void tm_get_version(int* major, int* minor, int* patch) {
 }
 
 }  // extern "C"
+
+namespace trainmover::api {
+Result<Communicator*> live_communicator(tm_comm_t comm) { return live_of(comm); }
+tm_result_t c_call(const std::function<Status()>& body) { return guarded(body); }
+}  // namespace trainmover::api

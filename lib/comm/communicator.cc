@@ -207,10 +207,14 @@ void Communicator::shut_down() {
 }
 
 Status Communicator::abort() {
+  return abort(error(TM_ERROR_ABORTED, "communicator '", config_.name, "' was aborted"));
+}
+
+Status Communicator::abort(const Status& why) {
   std::lock_guard<std::mutex> lock(abort_mutex_);
   if (engine_ == nullptr) return Status::Ok();  // left: nothing runs any more
-  return engine_->call([this] {
-    peers_.fail(error(TM_ERROR_ABORTED, "communicator '", config_.name, "' was aborted"));
+  return engine_->call([&] {
+    if (!peers_.failed()) peers_.fail(why);
     return Status::Ok();
   });
 }

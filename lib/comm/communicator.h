@@ -107,6 +107,11 @@ class Communicator {
   // progress thread, which ends the operation in flight and tells the peers.
   // Lock order: abort_mutex_, then the engine's own.
   Status abort();
+  // The same with the failure to report: the runtime's worker (lib/worker)
+  // ends every collective of a job in recovery with why it recovers; a
+  // switch then clears the failure. A communicator already failed keeps its
+  // first failure.
+  Status abort(const Status& why);
 
  private:
   enum class OpKind : uint8_t {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "control_protocol_seeds.h"
 #include "fuzz_common.h"
 #include "rendezvous/store_protocol.h"
 #include "trace_seeds.h"
@@ -183,6 +184,17 @@ bool write_traces(const fs::path& root) {
   return ok;
 }
 
+bool write_control_protocol(const fs::path& root) {
+  SeedWriter w(root, "fuzz_control_protocol");
+  bool ok = true;
+  for (const auto& m : fuzz::sample_control_messages()) {
+    Bytes frame = control::encode_frame(m);
+    Bytes payload(frame.begin() + control::kControlHeaderSize, frame.end());
+    ok = ok && w.write(prefixed(0, frame)) && w.write(prefixed(1, payload));
+  }
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -192,7 +204,8 @@ int main(int argc, char** argv) {
   }
   fs::path root(argv[1]);
   bool ok = write_frames(root) && write_controls(root) && write_handshakes(root) &&
-            write_store(root) && write_link_streams(root) && write_traces(root);
+            write_store(root) && write_link_streams(root) && write_traces(root) &&
+            write_control_protocol(root);
   if (!ok) std::fprintf(stderr, "%s: cannot write seeds under %s\n", argv[0], argv[1]);
   return ok ? 0 : 1;
 }

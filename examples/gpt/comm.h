@@ -1,0 +1,84 @@
+// StageComm: how a pipeline stage talks to the rest of a DP x PP job, all
+// through the C API (trainmover.h).
+//
+// Slot mapping: slot s serves stage s / D, DP index s % D (D = --dp). The
+// D replicas of a stage are consecutive slots; the stages of DP replica d
+// are slots d, D+d, 2D+d, ...
+//
+// Communicators: a "world" one of all D*P slots carries the pipeline's
+// send/recv (activations forward, their gradients backward) and the few
+// job-wide agreements; one per DP group (named "gpt-dp<stage>", slot = DP
+// index) carries the gradient allreduce. When the C API gains groups, create()
+// becomes one parent plus a split by color (stage, resp. DP index): the
+// interface below stays. A single-process run (D = P = 1) opens none and
+// needs no store.
+//
+// Errors carry the C API's detail and the slot at fault. Not thread-safe: one
+// training thread per process.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "common/status.h"
+#include "trainmover/trainmover.h"
+
+namespace trainmover::gpt {
+
+struct Topology {
+  int dp = 1;
+  int pp = 1;
+  int slot = 0;
+
+  int nslots() const { return dp * pp; }
+  int stage() const { return slot / dp; }
+  int dp_index() const { return slot % dp; }
+  int slot_of(int stage, int dp_index) const { return stage * dp + dp_index; }
+};
+
+class StageComm {
+ public:
+  // D = P = 1: no communicator. Else reads the job from the TRAINMOVER_*
+  // environment (as trainmover-launch sets it), which must have D*P slots,
+  // and joins the world and the DP group communicators.
+  static Result<std::unique_ptr<StageComm>> create(int dp, int pp);
+  // A standby promoted to `slot`: the same communicators, opened as
+  // standbys (tm_comm_init_standby); the worker joins them to the job.
+  static Result<std::unique_ptr<StageComm>> create_standby(int dp, int pp, int slot);
+  // Registers the communicators with the runtime's worker, each with the job
+  // slots that serve its slots.
+  Status register_with(tm_worker_t worker) const;
+  // Only create() can make the key: use it.
+  struct Key {
+   private:
+    Key() = default;
+    friend class StageComm;
+  };
+  StageComm(Key, const Topology& topo) : topo_(topo) {}
+  ~StageComm();
+  StageComm(const StageComm&) = delete;
+  StageComm& operator=(const StageComm&) = delete;
+
+  const Topology& topology() const { return topo_; }
+
+  // With the same DP index at stage + 1 (next) or stage - 1 (prev).
+  Status send_next(const void* buf, size_t count, tm_datatype_t type);
+  Status recv_next(void* buf, size_t count, tm_datatype_t type);
+  Status send_prev(const void* buf, size_t count, tm_datatype_t type);
+  Status recv_prev(void* buf, size_t count, tm_datatype_t type);
+  // In place, over this stage's DP group; nothing when D = 1.
+  Status dp_allreduce(void* buf, size_t count, tm_datatype_t type, tm_redop_t op);
+  // In place, over every slot; nothing when there is one.
+  Status world_allreduce(void* buf, size_t count, tm_datatype_t type, tm_redop_t op);
+
+ private:
+  Result<int> neighbour(int stage) const;  // the slot of `stage` with this DP index
+  Status send(const void* buf, size_t count, tm_datatype_t type, int stage);
+  Status recv(void* buf, size_t count, tm_datatype_t type, int stage);
+
+  Topology topo_;
+  tm_comm_t world_ = nullptr;
+  tm_comm_t dp_ = nullptr;
+};
+
+}  // namespace trainmover::gpt

@@ -1,0 +1,136 @@
+// trainmover-gpt: trains a small GPT (examples/gpt) as one process or as the
+// ranks of a DP x PP TrainMover job; the workload of the runtime's tests.
+//
+// Under trainmover-launch it runs on the worker API (trainmover(3)): it
+// registers its state and communicators, marks every step boundary,
+// recovers after a failed collective, and, started as a standby, waits to
+// be promoted and then takes its slot's role with the state of a replica.
+//
+// Exit status: 0 when the run finished; 2 for a bad command line; 1 when it
+// failed (the message names why).
+#include <cinttypes>
+#include <cstdio>
+
+#include "comm.h"
+#include "options.h"
+#include "trainer.h"
+
+namespace {
+
+using namespace trainmover::gpt;
+using trainmover::Result;
+using trainmover::Status;
+
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+// How long a standby waits to be promoted: the job's lifetime at most.
+constexpr double kPromotionWaitS = 24 * 3600.0;
+
+int fail(const Status& status) {
+  std::fprintf(stderr, "trainmover-gpt: %s\n", status.message().c_str());
+  return kExitFailed;
+}
+
+Status worker_status(tm_result_t rc, const char* what) {
+  if (rc == TM_SUCCESS) return Status::Ok();
+  return Status(
+      rc, trainmover::str_cat(what, ": ", tm_get_error_string(rc), ": ", tm_get_last_error()));
+}
+
+void print_summary(const CommandLine& cl, const Trainer& trainer, const TrainSummary& s) {
+  std::fprintf(stderr,
+               "trainmover-gpt: done: steps %" PRIu64 "-%" PRIu64
+               ", loss %.4f -> %.4f, %.3f ms/step,"
+               " dp %d pp %d, %zu parameters on this stage, hash %016" PRIx64 "\n",
+               s.first_step, s.end_step, s.first_loss, s.last_loss, s.mean_step_s * 1e3, cl.dp,
+               cl.pp, trainer.stage().layout().total(), s.param_hash);
+  if (cl.train.print_hash) std::printf("param-hash %016" PRIx64 "\n", s.param_hash);
+  std::fflush(stdout);
+}
+
+// The training loop's hooks over the worker API.
+class WorkerHooks final : public StepHooks {
+ public:
+  explicit WorkerHooks(tm_worker_t worker) : worker_(worker) {}
+  Result<uint64_t> boundary(uint64_t next_step) override {
+    uint64_t run = 0;
+    TM_RETURN_IF_ERROR(
+        worker_status(tm_worker_step_boundary(worker_, next_step, &run), "step boundary"));
+    return run;
+  }
+  Result<uint64_t> recover(const Status& failure) override {
+    std::fprintf(stderr, "trainmover-gpt: step failed (%s); recovering\n",
+                 failure.message().c_str());
+    uint64_t resume = 0;
+    TM_RETURN_IF_ERROR(worker_status(tm_worker_recover(worker_, &resume), "recovery"));
+    return resume;
+  }
+
+ private:
+  tm_worker_t worker_;
+};
+
+tm_result_t rollback(void* context, uint64_t* next_step) {
+  auto step = static_cast<Trainer*>(context)->rollback_in_place();
+  if (!step.ok()) {
+    std::fprintf(stderr, "trainmover-gpt: rollback: %s\n", step.status().message().c_str());
+    return step.status().code();
+  }
+  *next_step = *step;
+  return TM_SUCCESS;
+}
+
+// The process's part of the job: alone, an active rank, or a standby that
+// is promoted first.
+Status train(const CommandLine& cl, tm_worker_t worker) {
+  tm_worker_kind_t kind = TM_WORKER_ALONE;
+  TM_RETURN_IF_ERROR(worker_status(tm_worker_kind(worker, &kind), "worker kind"));
+  int slot = -1;
+  if (kind == TM_WORKER_STANDBY)
+    TM_RETURN_IF_ERROR(
+        worker_status(tm_worker_wait_promotion(worker, kPromotionWaitS, &slot), "standby"));
+  auto comm = kind == TM_WORKER_STANDBY ? StageComm::create_standby(cl.dp, cl.pp, slot)
+                                        : StageComm::create(cl.dp, cl.pp);
+  if (!comm.ok()) return comm.status();
+  TrainOptions options = cl.train;
+  if (kind == TM_WORKER_STANDBY) options.resume = false;  // its state comes from the job
+  TM_ASSIGN_OR_RETURN(auto trainer, Trainer::create(options, **comm));
+  for (const StateRegion& r : trainer->state().regions())
+    TM_RETURN_IF_ERROR(worker_status(tm_worker_register_buffer(worker, r.name, r.data, r.bytes),
+                                     "register state"));
+  TM_RETURN_IF_ERROR((*comm)->register_with(worker));
+  TM_RETURN_IF_ERROR(
+      worker_status(tm_worker_set_rollback(worker, rollback, trainer.get()), "register rollback"));
+  if (kind == TM_WORKER_STANDBY) {
+    uint64_t resume = 0;
+    TM_RETURN_IF_ERROR(worker_status(tm_worker_join(worker, &resume), "join"));
+    std::fprintf(stderr, "trainmover-gpt: promoted to slot %d, resuming at step %" PRIu64 "\n",
+                 (*comm)->topology().slot, resume);
+  }
+  WorkerHooks hooks(worker);
+  TM_ASSIGN_OR_RETURN(TrainSummary summary,
+                      trainer->run(kind == TM_WORKER_ALONE ? nullptr : &hooks));
+  const Topology& topo = (*comm)->topology();
+  if (topo.stage() == topo.pp - 1 && topo.dp_index() == 0) print_summary(cl, *trainer, summary);
+  return worker_status(tm_worker_finish(worker), "finish");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto cl = parse_command_line(argc, argv);
+  if (!cl.ok()) {
+    std::fprintf(stderr, "trainmover-gpt: %s\nTry 'trainmover-gpt --help'.\n",
+                 cl.status().message().c_str());
+    return kExitUsage;
+  }
+  if (cl->help) {
+    std::fputs(cl->help_text.c_str(), stdout);
+    return 0;
+  }
+  tm_worker_t worker = nullptr;
+  Status st = worker_status(tm_worker_init(&worker), "connect to the job");
+  if (st.ok()) st = train(*cl, worker);
+  (void)tm_worker_destroy(worker);
+  return st.ok() ? 0 : fail(st);
+}

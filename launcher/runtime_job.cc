@@ -1,0 +1,150 @@
+#include "runtime_job.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <mutex>
+
+#include "child_env.h"
+#include "common/parse.h"
+#include "control/coordinator.h"
+#include "control/job_file.h"
+
+namespace trainmover::launcher {
+namespace {
+
+using nlohmann::json;
+
+std::string format_fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+// Prints coordinator events as lines a person reads, and counts them.
+class EventPrinter {
+ public:
+  void print(const json& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string line = describe(e);
+    if (!line.empty()) std::fprintf(stderr, "trainmover-launch: %s\n", line.c_str());
+  }
+  RuntimeJobResult totals() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return totals_;
+  }
+
+ private:
+  std::string describe(const json& e) {
+    const std::string name = e.value("event", "");
+    auto i = [&](const char* k) { return e.value(k, json()).dump(); };
+    auto s = [&](const char* k) { return e.value(k, std::string()); };
+    auto d = [&](const char* k) { return e.value(k, 0.0); };
+    if (name == "slot_failed") {
+      ++totals_.failures;
+      return str_cat("slot ", i("slot"), " failed at step ", i("step"), ": ", s("detail"), " (",
+                     s("source"), ", detected in ", format_fixed(d("detection_s") * 1e3, 1),
+                     " ms)");
+    }
+    if (name == "standby_promoted")
+      return str_cat("standby ", i("standby"), " promoted to slot ", i("slot"));
+    if (name == "state_transferred")
+      return str_cat("state from slot ", i("donor"), " (", s("path"), "), ",
+                     format_fixed(d("bytes") / 1e6, 2), " MB in ",
+                     format_fixed(d("seconds") * 1e3, 1), " ms; resume at step ", i("resume_step"));
+    if (name == "rolled_back")
+      return str_cat("no live replica: every rank rolled back to the checkpoint of step ",
+                     i("resume_step"), " in ", format_fixed(d("seconds") * 1e3, 1), " ms");
+    if (name == "recovery_done") {
+      ++totals_.recoveries;
+      totals_.downtime_s += d("downtime_s");
+      return str_cat("slot ", i("slot"), " recovered (", s("path"), "): downtime ",
+                     format_fixed(d("downtime_s"), 3), " s = detection ",
+                     format_fixed(d("detection_s"), 3), " + switch ",
+                     format_fixed(d("switch_s"), 3), " + state ",
+                     format_fixed(d("state_transfer_s"), 3), " + first step ",
+                     format_fixed(d("first_step_s"), 3));
+    }
+    if (name == "migration_requested")
+      return str_cat("migration of slot ", i("slot"), " requested");
+    if (name == "standby_lost" || name == "standby_failed")
+      return str_cat("standby ", i("standby"), " lost: ", s("detail"), s("error"), "; pool ",
+                     i("pool"));
+    if (name == "joiner_failed")
+      return str_cat("joiner (standby ", i("standby"), ") failed: ", s("detail"));
+    if (name == "donor_failed") return str_cat("donor slot ", i("donor"), " failed");
+    if (name == "no_standby")
+      return str_cat("slot ", i("slot"), " failed and no standby is ready; waiting ",
+                     i("waiting_s"), " s for one");
+    if (name == "job_stopped") return str_cat("job stopped: ", s("reason"));
+    return "";
+  }
+
+  mutable std::mutex mutex_;
+  RuntimeJobResult totals_;
+};
+
+std::string status_line(control::Coordinator& coordinator) {
+  auto st = coordinator.status(std::chrono::seconds(1));
+  if (!st.ok()) return "";
+  const json& j = *st;
+  int ready = 0;
+  for (const json& sb : j.value("standbys", json::array()))
+    if (sb.value("state", std::string()) == "ready") ++ready;
+  std::string recovery = j.contains("recovery") && !j["recovery"].is_null()
+                             ? str_cat(", recovering slot ", j["recovery"].value("slot", -1))
+                             : "";
+  return str_cat("step ", j.value("step", json()).dump(), ", epoch ", j.value("epoch", 0),
+                 ", standbys ready ", ready, recovery);
+}
+
+}  // namespace
+
+Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
+  LocalJobOptions& job = options.job;
+  if (options.pp < 1 || job.nprocs % options.pp != 0)
+    return error(TM_ERROR_INVALID_ARGUMENT, "--pp ", options.pp, " does not divide --nprocs ",
+                 job.nprocs);
+  TM_ASSIGN_OR_RETURN(control::Layout layout,
+                      control::Layout::create(job.nprocs / options.pp, options.pp));
+  auto printer = std::make_shared<EventPrinter>();
+  std::unique_ptr<control::Coordinator> coordinator;
+  job.recover_failures = true;
+  job.prepare_job = [&](const JobSecret& secret, uint64_t job_id) -> Result<EnvVars> {
+    control::CoordinatorConfig config;
+    config.job_id = job_id;
+    config.layout = layout;
+    config.events_path = options.events;
+    config.heartbeat_timeout = seconds(options.heartbeat_timeout_s);
+    config.standby_wait = seconds(options.standby_wait_s);
+    config.on_event = [printer](const json& e) { printer->print(e); };
+    TM_ASSIGN_OR_RETURN(coordinator, control::Coordinator::start(config, secret));
+    if (!options.job_file.empty()) {
+      TM_RETURN_IF_ERROR(control::write_job_file(
+          options.job_file, {coordinator->address(), job_id, secret.to_hex(), getpid()}));
+    }
+    return EnvVars{{"TRAINMOVER_CONTROL", coordinator->address()}};
+  };
+  job.on_exit = [&](pid_t pid, int exit_code, int signal) {
+    if (coordinator) coordinator->report_exit(pid, exit_code, signal);
+  };
+  job.stop_reason = [&]() -> std::optional<std::string> {
+    return coordinator ? coordinator->stopped_reason() : std::nullopt;
+  };
+  if (!options.quiet) {
+    job.on_tick = [&] {
+      if (!coordinator) return;
+      std::string line = status_line(*coordinator);
+      if (!line.empty()) std::fprintf(stderr, "trainmover-launch: [%s]\n", line.c_str());
+    };
+  }
+  auto ran = run_local_job(job);
+  if (!options.job_file.empty()) (void)unlink(options.job_file.c_str());
+  if (!ran.ok()) return ran.status();
+  RuntimeJobResult result = printer->totals();
+  result.job = std::move(*ran);
+  return result;
+}
+
+}  // namespace trainmover::launcher

@@ -1,0 +1,146 @@
+// The coordinator's internals, shared by coordinator.cc (connections,
+// membership, failure detection) and coordinator_recovery.cc (the recovery
+// state machine). Everything here runs on the coordinator's thread, except
+// post() and the fields under `mutex_`.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "common/event_loop.h"
+#include "control/control_server.h"
+#include "control/coordinator.h"
+#include "control/event_log.h"
+#include "control/recovery.h"
+
+namespace trainmover::control {
+
+using ConnectionId = ControlServer::ConnectionId;
+
+// One client connection, once it registered.
+struct Peer {
+  PeerKind kind = PeerKind::kCtl;
+  bool registered = false;
+  int slot = -1;     // kActive (and a joiner once switched)
+  int standby = -1;  // kStandby
+  uint64_t instance_id = 0;
+  Clock::time_point last_heard;
+  bool follow_events = false;
+  bool finished = false;  // said goodbye: its close is no failure
+};
+
+// A failure (or migration) waiting for its recovery.
+struct PendingRecovery {
+  int slot = -1;
+  RecoveryCause cause = RecoveryCause::kFailure;
+  Clock::time_point failed_at;
+  Clock::time_point detected_at;
+};
+
+class Coordinator::Impl {
+ public:
+  Impl(CoordinatorConfig config, const JobSecret& secret, std::unique_ptr<EventLoop> loop,
+       std::unique_ptr<EventLog> events);
+  Status listen();
+  void run();
+  void stop();
+  // Runs `task` on the coordinator's thread.
+  void post(std::function<void()> task);
+  bool running() const { return !stopping_; }
+
+  const std::string& address() const { return server_->address(); }
+  std::optional<std::string> stopped_reason() const;
+  bool wait_stopped(Duration timeout) const;
+
+  // ---- on the coordinator's thread -----------------------------------------
+  void handle_exit(pid_t pid, int exit_code, int signal);
+  Status request_migration(int slot);
+  nlohmann::json status_json() const;
+  std::vector<nlohmann::json> event_list() const;
+
+ private:
+  void tick(Clock::time_point now);
+  void run_tasks();
+  void beat(Clock::time_point now);
+  void check_heartbeats(Clock::time_point now);
+
+  void on_message(ConnectionId id, Message message);
+  void on_closed(ConnectionId id, const Status& why);
+  void reply(ConnectionId id, Status status);
+  void handle(ConnectionId id, Peer& peer, const Message& message);
+  void handle_register(ConnectionId id, const Register& r);
+  void handle_heartbeat(Peer& peer, const Heartbeat& h);
+  void handle_failure_report(Peer& peer, const FailureReport& r);
+  void handle_warmup(Peer& peer, const WarmupProgress& w);
+  void handle_subscribe(ConnectionId id, Peer& peer, const Subscribe& s);
+
+  // Failure sources all end here. `failed_at` is the best estimate of when
+  // it happened (the last heartbeat for a silent peer).
+  void slot_failed(int slot, const std::string& source, const std::string& detail,
+                   Clock::time_point failed_at);
+  void standby_lost(int id, const std::string& detail);
+  // Orders the process at `id` to stop and closes its connection, so a
+  // process declared failed (maybe only paused) can never act again.
+  void fence(ConnectionId id, const std::string& reason);
+  void stop_job(const std::string& reason);
+  void emit(const std::string& name, nlohmann::json fields);
+  bool being_recovered(int slot) const;
+  std::optional<ConnectionId> connection_of_slot(int slot) const;
+  std::optional<ConnectionId> connection_of_standby(int id) const;
+
+  // ---- the recovery state machine (coordinator_recovery.cc) ----------------
+  void enqueue_recovery(PendingRecovery pending);
+  void begin_next_recovery();
+  void choose_joiner();
+  void publish_and_prepare();
+  void choose_donor();
+  void start_transfer();
+  void start_rollback();
+  void start_switch();
+  void finish_recovery(bool first_step_seen);
+  void abandon(const std::string& reason);
+  void enter(RecoveryState state, Duration timeout);
+  uint64_t send_order(OrderTarget target, Order order);
+  void on_ack(const Peer& peer, const Ack& ack);
+  void on_all_acked();
+  void recovery_lost_slot(int slot);
+  void recovery_lost_joiner(const std::string& detail);
+  void recovery_deadline_passed();
+  void recovery_standby_ready();
+  void recovery_saw_step(int slot, uint64_t step);
+  std::vector<int> participants() const;
+  nlohmann::json view_json() const;
+  nlohmann::json breakdown() const;
+
+  CoordinatorConfig config_;
+  JobSecret secret_;
+  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<ControlServer> server_;
+  std::unique_ptr<EventLog> events_;
+  std::shared_ptr<ViewPublisher> publisher_;
+  Membership membership_;
+  std::unordered_map<ConnectionId, Peer> peers_;
+  std::optional<Recovery> recovery_;
+  std::deque<PendingRecovery> pending_;
+  // Processes that said goodbye: their exit with status 0 is no failure,
+  // even when their connection closed before the exit report came.
+  std::set<pid_t> finished_pids_;
+  uint64_t next_order_id_ = 1;
+  uint64_t next_recovery_id_ = 1;
+  uint64_t last_epoch_used_ = 0;
+  Clock::time_point next_beat_;
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex mutex_;  // guards the fields below
+  mutable std::condition_variable stopped_changed_;
+  std::vector<std::function<void()>> tasks_;
+  std::optional<std::string> stopped_;
+};
+
+}  // namespace trainmover::control

@@ -1,0 +1,375 @@
+#include "worker/worker.h"
+
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "api/comm_handle.h"
+#include "common/log.h"
+#include "common/parse.h"
+#include "rendezvous/tcp_store.h"
+
+namespace trainmover::worker {
+namespace {
+
+using control::Order;
+using control::OrderKind;
+
+// How long a rank in recovery waits for the coordinator's next order; the
+// coordinator's own order deadlines (10 s, 60 s for a transfer) are shorter,
+// so this only ends a recovery whose coordinator went silent.
+constexpr auto kOrderWait = std::chrono::seconds(120);
+constexpr auto kStoreWait = std::chrono::seconds(30);
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+// Resident set size of this process in KiB (VmRSS), 0 when unreadable.
+uint64_t rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
+  }
+  return 0;
+}
+
+Status api_status(tm_result_t rc, const std::string& what) {
+  if (rc == TM_SUCCESS) return Status::Ok();
+  return Status(rc, str_cat(what, ": ", tm_get_last_error()));
+}
+
+// The index of job slot `slot` among a communicator's slots, -1 if absent.
+int comm_slot_of(const WorkerComm& c, int slot) {
+  for (size_t i = 0; i < c.job_slots.size(); ++i) {
+    if (c.job_slots[i] == slot) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Worker>> Worker::create() {
+  std::unique_ptr<Worker> w(new Worker());
+  auto address = get_env("TRAINMOVER_CONTROL");
+  if (!address || address->empty()) return w;
+  tm_config_t config = TM_CONFIG_INITIALIZER;
+  TM_RETURN_IF_ERROR(api_status(tm_config_init(&config), "read the TRAINMOVER_* environment"));
+  if (config.job_secret == nullptr || config.store_address == nullptr)
+    return error(TM_ERROR_INVALID_ARGUMENT,
+                 "TRAINMOVER_CONTROL is set but TRAINMOVER_JOB_SECRET or TRAINMOVER_STORE is not");
+  TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
+  w->secret_ = secret;
+  w->job_id_ = config.job_id;
+  w->store_address_ = config.store_address;
+  w->kind_ = get_env("TRAINMOVER_STANDBY").value_or("0") == "1" ? WorkerKind::kStandby
+                                                                : WorkerKind::kActive;
+  w->slot_ = w->kind_ == WorkerKind::kActive ? config.slot : -1;
+  control::ControlClientOptions options;
+  options.address = *address;
+  options.job_id = config.job_id;
+  options.identity.kind =
+      w->kind_ == WorkerKind::kActive ? control::PeerKind::kActive : control::PeerKind::kStandby;
+  options.identity.slot = w->slot_;
+  TM_ASSIGN_OR_RETURN(options.identity.process.instance_id, random_u64());
+  options.identity.process.pid = getpid();
+  options.identity.process.host = host_name();
+  auto client = control::ControlClient::connect(options, secret);
+  if (!client.ok()) return client.status().with_context("connect to the coordinator");
+  w->client_ = std::move(*client);
+  if (w->kind_ == WorkerKind::kStandby) {
+    // No trace replay yet: a standby allocates its role when promoted, so it
+    // can serve any role at once (a cold standby, docs/runtime.md).
+    control::WarmupProgress ready;
+    ready.state = control::WarmupState::kReady;
+    ready.ready_roles = {control::StageRole::kNone, control::StageRole::kFirst,
+                         control::StageRole::kMiddle, control::StageRole::kLast};
+    TM_RETURN_IF_ERROR(w->client_->send(ready));
+  }
+  return w;
+}
+
+Worker::~Worker() = default;
+
+Status Worker::register_buffer(const std::string& name, void* data, size_t bytes) {
+  if (data == nullptr || bytes == 0)
+    return error(TM_ERROR_INVALID_ARGUMENT, "state buffer '", name, "' is NULL or empty");
+  if (last_boundary_)
+    return error(TM_ERROR_INVALID_ARGUMENT, "state buffer '", name,
+                 "' registered after the first step boundary");
+  buffers_.push_back({name, data, bytes});
+  return Status::Ok();
+}
+
+Status Worker::add_comm(tm_comm_t comm, std::vector<int> job_slots) {
+  if (comm == nullptr) return error(TM_ERROR_INVALID_ARGUMENT, "comm is NULL");
+  int nslots = 0;
+  TM_RETURN_IF_ERROR(api_status(tm_comm_nslots(comm, &nslots), "tm_comm_nslots"));
+  if (static_cast<int>(job_slots.size()) != nslots)
+    return error(TM_ERROR_INVALID_ARGUMENT, "the communicator has ", nslots, " slots but ",
+                 job_slots.size(), " job slots were given");
+  comms_.push_back({comm, std::move(job_slots)});
+  return Status::Ok();
+}
+
+Result<uint64_t> Worker::step_boundary(uint64_t next_step) {
+  if (kind_ == WorkerKind::kAlone) return next_step;
+  size_t total = 0;
+  for (const StateBuffer& b : buffers_) total += b.bytes;
+  std::vector<std::byte>& snap = snapshots_[next_step % 2];
+  snap.resize(total);  // allocates at the first two boundaries only
+  size_t at = 0;
+  for (const StateBuffer& b : buffers_) {
+    std::memcpy(snap.data() + at, b.data, b.bytes);
+    at += b.bytes;
+  }
+  snapshot_step_[next_step % 2] = next_step;
+  last_boundary_ = next_step;
+  client_->set_step(next_step);
+  if (announce_steps_ > 0) {  // the coordinator times the first step after a switch
+    --announce_steps_;
+    TM_RETURN_IF_ERROR(client_->send(control::Heartbeat{next_step}));
+  }
+  while (true) {
+    auto m = client_->next(Duration::zero());
+    if (!m.ok()) {
+      if (m.status().code() == TM_ERROR_TIMEOUT) return next_step;
+      return m.status();
+    }
+    if (auto* order = std::get_if<Order>(&*m)) {
+      abort_all(error(TM_ERROR_PEER_FAILED, "the coordinator ordered a recovery (",
+                      control::order_kind_name(order->kind), ")"));
+      return serve_orders(*order);
+    }
+  }
+}
+
+Result<uint64_t> Worker::recover() {
+  if (kind_ == WorkerKind::kAlone)
+    return error(TM_ERROR_UNSUPPORTED,
+                 "no coordinator to recover with (not started by trainmover-launch)");
+  if (!last_boundary_)
+    return error(TM_ERROR_INVALID_ARGUMENT, "recovery before the first step boundary");
+  abort_all(error(TM_ERROR_PEER_FAILED, "slot ", slot_, " is recovering"));
+  return serve_orders(std::nullopt);
+}
+
+Result<int> Worker::wait_promotion(Duration timeout) {
+  if (kind_ != WorkerKind::kStandby)
+    return error(TM_ERROR_INVALID_ARGUMENT, "only a standby waits to be promoted");
+  Deadline deadline = Deadline::after(timeout);
+  while (true) {
+    auto m = client_->next(deadline.remaining());
+    if (!m.ok()) return m.status().with_context("waiting to be promoted");
+    auto* order = std::get_if<Order>(&*m);
+    if (order == nullptr) continue;
+    if (order->kind == OrderKind::kStop)
+      return error(TM_ERROR_PEER_FAILED, "stopped by the coordinator: ", order->reason);
+    if (order->kind != OrderKind::kPromote) {
+      (void)ack(*order, error(TM_ERROR_PROTOCOL, "a standby cannot carry out ",
+                              control::order_kind_name(order->kind)));
+      continue;
+    }
+    promotion_ = *order;
+    return order->slot;
+  }
+}
+
+Result<uint64_t> Worker::join() {
+  if (!promotion_) return error(TM_ERROR_INVALID_ARGUMENT, "join before wait_promotion");
+  const Order promote = *promotion_;
+  auto joined = [&]() -> Status {
+    TM_ASSIGN_OR_RETURN(StateListener listener, StateListener::open("127.0.0.1"));
+    TM_ASSIGN_OR_RETURN(
+        auto store, rendezvous::TcpStore::connect(store_address_, *secret_, job_id_, kStoreWait));
+    TM_RETURN_IF_ERROR(store->set(state_key(promote.epoch), listener.address()));
+    state_listener_ = std::move(listener);
+    for (const WorkerComm& c : comms_) {
+      int s = comm_slot_of(c, promote.slot);
+      if (s < 0)
+        return error(TM_ERROR_INVALID_ARGUMENT, "a communicator registered by the joiner of slot ",
+                     promote.slot, " does not contain that slot");
+      TM_RETURN_IF_ERROR(api_status(tm_comm_join(c.comm, promote.epoch, s), "tm_comm_join"));
+    }
+    return Status::Ok();
+  }();
+  TM_RETURN_IF_ERROR(ack(promote, joined));
+  if (!joined.ok()) return joined;
+  slot_ = promote.slot;
+  TM_ASSIGN_OR_RETURN(uint64_t resume, serve_orders(std::nullopt));
+  kind_ = WorkerKind::kActive;
+  state_listener_.reset();
+  return resume;
+}
+
+Status Worker::finish() {
+  if (kind_ == WorkerKind::kAlone) return Status::Ok();
+  TM_RETURN_IF_ERROR(client_->send(control::Goodbye{"training finished"}));
+  // A status round trip: once its reply is here, the goodbye was handled, so
+  // our exit is known to be no failure.
+  TM_RETURN_IF_ERROR(client_->send(control::StatusRequest{}));
+  Deadline deadline = Deadline::after(std::chrono::seconds(5));
+  while (true) {
+    auto m = client_->next(deadline.remaining());
+    if (!m.ok()) return m.status().with_context("saying goodbye to the coordinator");
+    if (std::holds_alternative<control::StatusReply>(*m)) return Status::Ok();
+  }
+}
+
+Result<uint64_t> Worker::serve_orders(std::optional<Order> first) {
+  while (true) {
+    Order order;
+    if (first) {
+      order = *first;
+      first.reset();
+    } else {
+      auto m = client_->next(kOrderWait);
+      if (!m.ok()) return m.status().with_context("recovery: waiting for the coordinator");
+      auto* o = std::get_if<Order>(&*m);
+      if (o == nullptr) continue;
+      order = *o;
+    }
+    bool switched = false;
+    uint64_t resume = 0;
+    TM_RETURN_IF_ERROR(carry_out(order, switched, resume));
+    if (switched) {
+      announce_steps_ = 2;  // the resume step's boundary and the next one's
+      return resume;
+    }
+  }
+}
+
+Status Worker::carry_out(const Order& order, bool& switched, uint64_t& resume) {
+  Status st;
+  uint64_t step = 0, bytes = 0;
+  switch (order.kind) {
+    case OrderKind::kPrepare:
+      st = prepare(order);
+      step = last_boundary_.value_or(0);
+      break;
+    case OrderKind::kSendState:
+      st = send_state(order, bytes);
+      break;
+    case OrderKind::kReceiveState:
+      st = receive_state(order, bytes);
+      break;
+    case OrderKind::kRollback:
+      st = rollback(step);
+      break;
+    case OrderKind::kSwitch:
+      st = switch_over(order);
+      switched = st.ok();
+      resume = order.step;
+      break;
+    case OrderKind::kStop:
+      return error(TM_ERROR_PEER_FAILED, "stopped by the coordinator: ", order.reason);
+    case OrderKind::kPromote:
+      st = error(TM_ERROR_PROTOCOL, "an active rank cannot be promoted");
+      break;
+  }
+  TM_RETURN_IF_ERROR(ack(order, st, step, bytes));
+  return st;
+}
+
+Status Worker::prepare(const Order& order) {
+  rolled_back_ = false;
+  for (const WorkerComm& c : comms_) {
+    if (comm_slot_of(c, order.slot) < 0 && c.job_slots.front() == slot_) {
+      // No joiner in this communicator: its first slot publishes the same
+      // membership under the new epoch, so every communicator of the job
+      // switches together.
+      TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(c.comm));
+      TM_ASSIGN_OR_RETURN(View view, live->fetch_view(live->epoch()));
+      view.epoch = order.epoch;
+      TM_RETURN_IF_ERROR(live->publish_view(view));
+    }
+    TM_RETURN_IF_ERROR(
+        api_status(tm_comm_prepare_switch(c.comm, order.epoch), "tm_comm_prepare_switch"));
+  }
+  return Status::Ok();
+}
+
+Status Worker::send_state(const Order& order, uint64_t& bytes) {
+  TM_RETURN_IF_ERROR(restore(order.step));
+  TM_ASSIGN_OR_RETURN(auto store,
+                      rendezvous::TcpStore::connect(store_address_, *secret_, job_id_, kStoreWait));
+  TM_ASSIGN_OR_RETURN(std::string address, store->get(state_key(order.epoch), kStoreWait));
+  const uint64_t rss_before = rss_kib();
+  const Clock::time_point start = Clock::now();
+  TM_ASSIGN_OR_RETURN(bytes, worker::send_state(address, buffers_, order.step, *secret_, job_id_,
+                                                Deadline::after(std::chrono::seconds(60))));
+  const double ms = to_seconds(Clock::now() - start) * 1e3;
+  std::fprintf(stderr,
+               "trainmover: slot %d sent %" PRIu64 " bytes of state (step %" PRIu64
+               ") to slot %d in %.1f ms; donor RSS %" PRIu64 " KiB before, %" PRIu64 " KiB after\n",
+               slot_, bytes, order.step, order.joiner, ms, rss_before, rss_kib());
+  return Status::Ok();
+}
+
+Status Worker::receive_state(const Order& order, uint64_t& bytes) {
+  if (!state_listener_) return error(TM_ERROR_PROTOCOL, "receive_state before promotion");
+  TM_ASSIGN_OR_RETURN(bytes, state_listener_->receive(buffers_, order.step, *secret_, job_id_,
+                                                      Deadline::after(std::chrono::seconds(60))));
+  return Status::Ok();
+}
+
+Status Worker::rollback(uint64_t& step) {
+  if (rollback_ == nullptr)
+    return error(TM_ERROR_UNSUPPORTED,
+                 "rollback ordered but the program registered no rollback function");
+  tm_result_t rc = rollback_(rollback_context_, &step);
+  TM_RETURN_IF_ERROR(api_status(rc, "rollback to the checkpoint"));
+  rolled_back_ = true;
+  return Status::Ok();
+}
+
+Status Worker::switch_over(const Order& order) {
+  if (kind_ == WorkerKind::kActive && !rolled_back_) TM_RETURN_IF_ERROR(restore(order.step));
+  rolled_back_ = false;
+  for (const WorkerComm& c : comms_)
+    TM_RETURN_IF_ERROR(api_status(tm_comm_wait_prepared(c.comm), "tm_comm_wait_prepared"));
+  for (const WorkerComm& c : comms_)
+    TM_RETURN_IF_ERROR(api_status(tm_comm_switchover(c.comm, order.epoch), "tm_comm_switchover"));
+  return Status::Ok();
+}
+
+Status Worker::restore(uint64_t step) {
+  for (int i = 0; i < 2; ++i) {
+    if (snapshot_step_[i] != step) continue;
+    size_t at = 0;
+    for (const StateBuffer& b : buffers_) {
+      std::memcpy(b.data, snapshots_[i].data() + at, b.bytes);
+      at += b.bytes;
+    }
+    return Status::Ok();
+  }
+  return error(TM_ERROR_INTERNAL, "cannot go back to step ", step, ": the snapshots hold steps ",
+               snapshot_step_[0], " and ", snapshot_step_[1]);
+}
+
+void Worker::abort_all(const Status& why) {
+  for (const WorkerComm& c : comms_) {
+    auto live = api::live_communicator(c.comm);
+    if (live.ok()) (void)(*live)->abort(why);
+  }
+}
+
+Status Worker::ack(const Order& order, const Status& result, uint64_t step, uint64_t bytes) {
+  control::Ack a;
+  a.order_id = order.order_id;
+  a.ok = result.ok();
+  a.error = result.ok() ? "" : result.message().substr(0, control::kMaxText - 1);
+  a.step = step;
+  a.bytes = bytes;
+  return client_->send(a);
+}
+
+std::string Worker::state_key(uint64_t epoch) const { return str_cat("trainmover/state/", epoch); }
+
+}  // namespace trainmover::worker

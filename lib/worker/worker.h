@@ -1,0 +1,114 @@
+// Worker: the runtime inside a training process (the C API tm_worker_* in
+// trainmover.h is a thin layer over it). It connects the process to the
+// job's coordinator (lib/control's ControlClient: registration, heartbeats,
+// orders), keeps the registered state buffers and their step snapshots, and
+// carries out the coordinator's orders on every communicator the program
+// registered: abort, prepare, state transfer, rollback, switchover.
+//
+// Step commit: at every step boundary the registered buffers are copied into
+// one of two snapshots (the boundaries of the last two steps). A rank that
+// failed mid-step, or that finished a step its peers did not, goes back to
+// the agreed resume step from a snapshot, so a step's updates take effect
+// everywhere or nowhere. Two suffice because in a job whose communicators
+// connect every slot no rank can be more than one step ahead of another.
+// Cost: one copy of the state per step and twice the state's memory.
+//
+// Threading: one thread (the training thread) calls every method. The
+// control client's own thread heartbeats meanwhile.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/secret.h"
+#include "common/status.h"
+#include "control/control_client.h"
+#include "trainmover/trainmover.h"
+#include "worker/state_link.h"
+
+namespace trainmover::worker {
+
+enum class WorkerKind { kAlone, kActive, kStandby };
+
+// A communicator of the program and, for each of its slots, the job slot
+// that serves it.
+struct WorkerComm {
+  tm_comm_t comm = nullptr;
+  std::vector<int> job_slots;
+};
+
+using RollbackFn = tm_result_t (*)(void* context, uint64_t* next_step);
+
+class Worker {
+ public:
+  // From the environment trainmover-launch sets (trainmover(7)): without
+  // TRAINMOVER_CONTROL the process runs alone (no coordinator; boundaries
+  // cost nothing and recover() fails).
+  static Result<std::unique_ptr<Worker>> create();
+  ~Worker();
+
+  WorkerKind kind() const { return kind_; }
+  int slot() const { return slot_; }
+
+  Status register_buffer(const std::string& name, void* data, size_t bytes);
+  Status add_comm(tm_comm_t comm, std::vector<int> job_slots);
+  void set_rollback(RollbackFn fn, void* context) {
+    rollback_ = fn;
+    rollback_context_ = context;
+  }
+
+  // The step `next_step` is about to run: snapshot, heartbeat, and carry out
+  // a recovery the coordinator ordered meanwhile. Returns the step to run
+  // (next_step unless a recovery moved the state).
+  Result<uint64_t> step_boundary(uint64_t next_step);
+  // After a failed collective: aborts every communicator, carries out the
+  // recovery, and returns the step the state was restored to.
+  Result<uint64_t> recover();
+  // Standby: waits to be promoted; returns the slot.
+  Result<int> wait_promotion(Duration timeout);
+  // Standby, after its communicators (standbys) and buffers are registered:
+  // joins, receives the state, switches; returns the step to resume from.
+  Result<uint64_t> join();
+  // Training is done: tells the coordinator, so the exit is no failure.
+  Status finish();
+
+ private:
+  Worker() = default;
+  Result<uint64_t> serve_orders(std::optional<control::Order> first);
+  Status carry_out(const control::Order& order, bool& switched, uint64_t& resume);
+  Status prepare(const control::Order& order);
+  Status send_state(const control::Order& order, uint64_t& bytes);
+  Status receive_state(const control::Order& order, uint64_t& bytes);
+  Status rollback(uint64_t& step);
+  Status switch_over(const control::Order& order);
+  Status restore(uint64_t step);
+  void abort_all(const Status& why);
+  Status ack(const control::Order& order, const Status& result, uint64_t step = 0,
+             uint64_t bytes = 0);
+  std::string state_key(uint64_t epoch) const;
+
+  WorkerKind kind_ = WorkerKind::kAlone;
+  int slot_ = -1;
+  uint64_t job_id_ = 0;
+  std::optional<JobSecret> secret_;
+  std::string store_address_;
+  std::unique_ptr<control::ControlClient> client_;
+  std::vector<StateBuffer> buffers_;
+  std::vector<WorkerComm> comms_;
+  RollbackFn rollback_ = nullptr;
+  void* rollback_context_ = nullptr;
+  // Step snapshots: the state at the last two boundaries (see above).
+  std::vector<std::byte> snapshots_[2];
+  uint64_t snapshot_step_[2] = {UINT64_MAX, UINT64_MAX};
+  std::optional<uint64_t> last_boundary_;
+  int announce_steps_ = 0;  // boundaries after a switch that heartbeat at once
+  bool rolled_back_ = false;
+  std::optional<control::Order> promotion_;
+  std::optional<StateListener> state_listener_;
+};
+
+}  // namespace trainmover::worker
