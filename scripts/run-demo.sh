@@ -31,6 +31,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $fault in kill|none) ;; *) echo "run-demo.sh: --fault is kill or none" >&2; exit 2 ;; esac
+# On a fresh machine: the Debian packages and the build, as the other scripts do.
+if [ "$build" = "$top/build" ]; then
+  source "$top/scripts/lib.sh"
+  tm_install_packages
+  echo "run-demo.sh: building in $top/build ..." >&2
+  tm_build build >"${TMPDIR:-/tmp}/trainmover-demo-build.log" 2>&1 ||
+    { echo "run-demo.sh: the build failed; see ${TMPDIR:-/tmp}/trainmover-demo-build.log" >&2; exit 1; }
+fi
 launch=$build/launcher/trainmover-launch
 gpt=$build/examples/gpt/trainmover-gpt
 for f in "$launch" "$gpt"; do
