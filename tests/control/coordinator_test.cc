@@ -150,23 +150,26 @@ class Cluster {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait_for(lock, timeout, [&] { return children_.empty(); });
   }
-  // The launcher's part: reap children and report each exit at once.
+  // The launcher's part: reap children and report each exit at once. Only
+  // the job's own children: waitpid(-1) would also take the child of a
+  // popen() the test runs meanwhile (trainmover-ctl), whose pclose then fails.
   void reap() {
     while (!stopping_) {
-      int status = 0;
-      pid_t pid = waitpid(-1, &status, WNOHANG);
-      if (pid <= 0) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        continue;
+      bool reaped = false;
+      for (pid_t child : live()) {
+        int status = 0;
+        if (waitpid(child, &status, WNOHANG) != child) continue;
+        reaped = true;
+        Exit e;
+        if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
+        coordinator_->report_exit(child, e.code, e.signal);
+        std::lock_guard<std::mutex> lock(mutex_);
+        children_.erase(child);
+        exits_[child] = e;
+        changed_.notify_all();
       }
-      Exit e;
-      if (WIFEXITED(status)) e.code = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) e.signal = WTERMSIG(status);
-      coordinator_->report_exit(pid, e.code, e.signal);
-      std::lock_guard<std::mutex> lock(mutex_);
-      children_.erase(pid);
-      exits_[pid] = e;
-      changed_.notify_all();
+      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
 
