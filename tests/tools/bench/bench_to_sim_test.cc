@@ -59,7 +59,9 @@ TEST(BenchToSim, WhatSwitchJsonWritesTheSimulatorReads) {
   ASSERT_EQ(lines.size(), 4u) << run.out;
   TempFile file(run.out);
 
-  const tmsim::MeasuredDowntimes measured = tmsim::ReadMeasuredDowntimesFile(file.path(), 1.0, 0.3);
+  auto read = sim::read_measured_downtimes_file(file.path(), 1.0, 0.3);
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  const sim::MeasuredDowntimes& measured = read.value();
   EXPECT_EQ(measured.planned.at_gpus, 3);
   EXPECT_EQ(measured.planned.seconds, downtime(lines, "planned", 3));
   EXPECT_EQ(measured.unexpected.at_gpus, 3);
