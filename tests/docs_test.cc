@@ -134,6 +134,8 @@ INSTANTIATE_TEST_SUITE_P(
                     {"tools/bench/trainmover-bench allreduce",
                      "tools/bench/trainmover-bench switch", "tools/bench/trainmover-bench record"}},
         ManPageCase{"trainmover-sim.1", {"tools/sim/trainmover-sim"}},
+        ManPageCase{"trainmover-gpt.1", {"examples/gpt/trainmover-gpt"}},
+        ManPageCase{"trainmover-ctl.1", {"tools/ctl/trainmover-ctl"}},
         ManPageCase{"trainmover-trace.1",
                     {"tools/trace/trainmover-trace show", "tools/trace/trainmover-trace check",
                      "tools/trace/trainmover-trace diff"}}),

@@ -22,7 +22,6 @@ using trainmover::Result;
 using trainmover::Status;
 
 constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
 // How long a standby waits to be promoted: the job's lifetime at most.
 constexpr double kPromotionWaitS = 24 * 3600.0;
 
@@ -118,19 +117,11 @@ Status train(const CommandLine& cl, tm_worker_t worker) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto cl = parse_command_line(argc, argv);
-  if (!cl.ok()) {
-    std::fprintf(stderr, "trainmover-gpt: %s\nTry 'trainmover-gpt --help'.\n",
-                 cl.status().message().c_str());
-    return kExitUsage;
-  }
-  if (cl->help) {
-    std::fputs(cl->help_text.c_str(), stdout);
-    return 0;
-  }
+  CommandLine cl;
+  if (auto exit_code = parse_command_line(argc, argv, cl)) return *exit_code;
   tm_worker_t worker = nullptr;
   Status st = worker_status(tm_worker_init(&worker), "connect to the job");
-  if (st.ok()) st = train(*cl, worker);
+  if (st.ok()) st = train(cl, worker);
   (void)tm_worker_destroy(worker);
   return st.ok() ? 0 : fail(st);
 }

@@ -1,9 +1,10 @@
-// The command line of trainmover-gpt, through Boost.Program_options.
+// The command line of trainmover-gpt, read with the project's one helper,
+// cli::CommandLine (lib/cli): one table gives the options, their ranges and
+// --help.
 #pragma once
 
-#include <string>
+#include <optional>
 
-#include "common/status.h"
 #include "trainer.h"
 
 namespace trainmover::gpt {
@@ -12,11 +13,12 @@ struct CommandLine {
   TrainOptions train;
   int dp = 1;
   int pp = 1;
-  bool help = false;
-  std::string help_text;  // set when help is
 };
 
-// Fails with a message naming the bad option or value.
-Result<CommandLine> parse_command_line(int argc, const char* const* argv);
+// Fills `out` from argv. Returns the exit status when the program should end
+// there: 0 after --help, cli::kExitUsage (2) after a bad command line, whose
+// message (on stderr, in the helper's one form) names the option or value;
+// nullopt: go on and train.
+std::optional<int> parse_command_line(int argc, const char* const* argv, CommandLine& out);
 
 }  // namespace trainmover::gpt

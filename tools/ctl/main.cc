@@ -4,25 +4,20 @@
 // secret, and talks to the coordinator over the authenticated control channel.
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli/command_line.h"
 #include "commands.h"
 #include "common/parse.h"
 #include "control/job_file.h"
 
-namespace po = boost::program_options;
 using namespace trainmover;  // NOLINT: a program's main file
 
 namespace {
 
-constexpr int kExitUsage = 2;
-
-const char* kUsage =
-    "Usage: trainmover-ctl [OPTIONS] COMMAND [ARGS]\n"
-    "Talk to a running TrainMover job.\n\n"
+const char* kCommands =
     "Commands:\n"
     "  status          slots, roles, standbys, epoch and step\n"
     "  migrate SLOT    move SLOT's work to a standby (planned, the job goes on)\n"
@@ -36,11 +31,6 @@ struct Options {
   bool follow = false;
   std::vector<std::string> command;
 };
-
-int usage_error(const std::string& what) {
-  std::cerr << "trainmover-ctl: " << what << "\nTry 'trainmover-ctl --help'.\n";
-  return kExitUsage;
-}
 
 Result<control::ControlClient*> connect_to_job(const Options& o,
                                                std::unique_ptr<control::ControlClient>& holder) {
@@ -63,36 +53,19 @@ Result<control::ControlClient*> connect_to_job(const Options& o,
 
 int main(int argc, char** argv) {
   Options o;
-  po::options_description visible("Options");
-  visible.add_options()("help,h", "show this help")(
-      "job,j", po::value<std::string>(&o.job_file),
-      "the job file the launcher wrote (default: $TRAINMOVER_CTL)")(
-      "timeout", po::value<std::string>()->default_value("5"),
-      "seconds to wait for the coordinator")("json", po::bool_switch(&o.json),
-                                             "status: print the JSON object")(
-      "follow,f", po::bool_switch(&o.follow), "events: keep printing new events");
-  po::options_description hidden;
-  hidden.add_options()("command", po::value<std::vector<std::string>>(&o.command));
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  positional.add("command", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << kUsage << "\n" << visible;
-    return 0;
-  }
-  auto timeout = parse_seconds(vm["timeout"].as<std::string>());
-  if (!timeout.ok() || timeout.value() <= 0)
-    return usage_error("--timeout: " +
-                       (timeout.ok() ? std::string("must be > 0") : timeout.status().message()));
-  o.timeout_s = timeout.value();
+  cli::CommandLine command_line("trainmover-ctl", "trainmover-ctl [OPTIONS] COMMAND [ARGS]",
+                                "Talk to a running TrainMover job.\n");
+  command_line.section("Options")
+      .text("job,j", "FILE", o.job_file, "the job file the launcher wrote")
+      .from_env("TRAINMOVER_CTL")
+      .duration("timeout", "SEC", 0.001, 1e9, o.timeout_s,
+                "how long to wait for the coordinator (default 5)")
+      .flag("json", o.json, "status: print the JSON object")
+      .flag("follow,f", o.follow, "events: keep printing new events")
+      .operands(cli::Operands::kAny, "COMMAND", o.command)
+      .epilog(kCommands);
+  if (auto exit_code = command_line.parse(argc, argv)) return *exit_code;
+  auto usage_error = [&](const std::string& what) { return command_line.usage_error(what); };
   if (o.command.empty()) return usage_error("no command given");
   const std::string& name = o.command[0];
   int slot = -1;
@@ -108,7 +81,6 @@ int main(int argc, char** argv) {
   }
   if (o.follow && name != "events") return usage_error("--follow goes with events only");
   if (o.json && name != "status") return usage_error("--json goes with status only");
-  if (o.job_file.empty()) o.job_file = get_env("TRAINMOVER_CTL").value_or("");
   if (o.job_file.empty()) return usage_error("no job given: use --job FILE or set TRAINMOVER_CTL");
 
   std::unique_ptr<control::ControlClient> holder;
