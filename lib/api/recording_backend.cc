@@ -32,18 +32,18 @@ void RecordingBackend::make_resident(size_t bytes) {
   if (bytes == 0) return;
   auto room = builder_.reserve(bytes);
   if (!room.ok()) return;  // the capture reports the error
-  std::span<std::byte> todo = *room;
+  std::span<std::byte> missing = *room;
   const std::byte* resident_end = resident_.data() + resident_.size();
-  if (!resident_.empty() && todo.data() >= resident_.data() && todo.data() <= resident_end) {
+  if (!resident_.empty() && missing.data() >= resident_.data() && missing.data() <= resident_end) {
     // The same block as last time: only what lies past the resident room.
-    const auto done = static_cast<size_t>(resident_end - todo.data());
-    if (done >= todo.size()) return;
-    todo = todo.subspan(done);
-    resident_ = {resident_.data(), resident_.size() + todo.size()};
+    const auto resident_part = static_cast<size_t>(resident_end - missing.data());
+    if (resident_part >= missing.size()) return;
+    missing = missing.subspan(resident_part);
+    resident_ = {resident_.data(), resident_.size() + missing.size()};
   } else {
-    resident_ = todo;
+    resident_ = missing;
   }
-  record::populate(todo);
+  record::populate(missing);
 }
 
 Status RecordingBackend::capture(Status done, TraceOp op, uint16_t redop, tm_datatype_t type,

@@ -28,10 +28,13 @@ Status wait_fd(int fd, short events, const Deadline& deadline, const char* what)
   }
 }
 
-Status write_all(int fd, const void* data, size_t size, const Deadline& deadline) {
-  auto* p = static_cast<const char*>(data);
+// Moves `size` bytes in one direction until done, the peer closes, or the
+// deadline: `step` is one send or read call.
+template <typename Bytes, typename Step>
+Status move_all(int fd, Bytes* p, size_t size, const Deadline& deadline, short event,
+                const char* doing, const char* peer, Step step) {
   while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    ssize_t n = step(p, size);
     if (n > 0) {
       p += n;
       size -= static_cast<size_t>(n);
@@ -39,33 +42,23 @@ Status write_all(int fd, const void* data, size_t size, const Deadline& deadline
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      TM_RETURN_IF_ERROR(wait_fd(fd, POLLOUT, deadline, "sending"));
+      TM_RETURN_IF_ERROR(wait_fd(fd, event, deadline, doing));
       continue;
     }
-    return Status(TM_ERROR_PEER_FAILED, str_cat("state transfer: the joiner closed the link: ",
+    return Status(TM_ERROR_PEER_FAILED, str_cat("state transfer: the ", peer, " closed the link: ",
                                                 n < 0 ? std::strerror(errno) : "EOF"));
   }
   return Status::Ok();
 }
 
+Status write_all(int fd, const void* data, size_t size, const Deadline& deadline) {
+  return move_all(fd, static_cast<const char*>(data), size, deadline, POLLOUT, "sending", "joiner",
+                  [fd](const char* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); });
+}
+
 Status read_all(int fd, void* data, size_t size, const Deadline& deadline) {
-  auto* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, p, size);
-    if (n > 0) {
-      p += n;
-      size -= static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      TM_RETURN_IF_ERROR(wait_fd(fd, POLLIN, deadline, "receiving"));
-      continue;
-    }
-    return Status(TM_ERROR_PEER_FAILED, str_cat("state transfer: the donor closed the link: ",
-                                                n < 0 ? std::strerror(errno) : "EOF"));
-  }
-  return Status::Ok();
+  return move_all(fd, static_cast<char*>(data), size, deadline, POLLIN, "receiving", "donor",
+                  [fd](char* p, size_t n) { return ::read(fd, p, n); });
 }
 
 transport::Hello hello(uint64_t job_id) {
