@@ -8,12 +8,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 client=$PWD/pmix/pmix_event_client
 [ -x "$client" ] || { echo "SKIP: $client not built (no PMIx)"; exit 77; }
-dir=$(mktemp -d "$PWD/slurm-pmix.XXXXXX")
-trap '"$here/../slurm/cluster.sh" stop "$dir"; rm -rf "$dir"' EXIT
-"$here/../slurm/cluster.sh" start "$dir" 3
-rc=$?
-[ $rc -eq 0 ] || exit $rc
-export SLURM_CONF=$dir/slurm.conf
+source "$here/../slurm/start_cluster.sh"
+tm_start_cluster pmix 3
 srun --mpi=list 2>&1 | grep -q pmix || { echo "SKIP: Slurm has no pmix MPI plugin"; exit 77; }
 out=$(timeout 60 srun --mpi=pmix -N3 -n3 "$client" 0 2>&1)
 rc=$?

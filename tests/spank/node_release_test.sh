@@ -10,12 +10,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 probe=$PWD/spank/node_release_probe
 [ -x "$probe" ] || { echo "SKIP: $probe not built (no slurm/slurm.h)"; exit 77; }
-dir=$(mktemp -d "$PWD/slurm-release.XXXXXX")
-trap '"$here/../slurm/cluster.sh" stop "$dir"; rm -rf "$dir"' EXIT
-"$here/../slurm/cluster.sh" start "$dir" 3
-rc=$?
-[ $rc -eq 0 ] || exit $rc
-export SLURM_CONF=$dir/slurm.conf
+source "$here/../slurm/start_cluster.sh"
+tm_start_cluster release 3
 fail() { echo "FAIL: $*"; [ -f "$dir/job.out" ] && sed 's/^/  | /' "$dir/job.out"; exit 1; }
 
 cat >"$dir/job.sh" <<'JOB'

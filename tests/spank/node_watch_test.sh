@@ -7,12 +7,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 probe=$PWD/spank/node_watch_probe
 [ -x "$probe" ] || { echo "SKIP: $probe not built (no slurm/slurm.h)"; exit 77; }
-dir=$(mktemp -d "$PWD/slurm-nodes.XXXXXX")
-trap '[ -n "${pid:-}" ] && kill $pid 2>/dev/null; "$here/../slurm/cluster.sh" stop "$dir"; rm -rf "$dir"' EXIT
-"$here/../slurm/cluster.sh" start "$dir" 3
-rc=$?
-[ $rc -eq 0 ] || exit $rc
-export SLURM_CONF=$dir/slurm.conf
+source "$here/../slurm/start_cluster.sh"
+tm_on_exit='[ -n "${pid:-}" ] && kill $pid 2>/dev/null'
+tm_start_cluster nodes 3
 
 "$probe" 200 60 n1 n2 n3 >"$dir/probe.out" 2>&1 &
 pid=$!

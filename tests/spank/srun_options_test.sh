@@ -8,14 +8,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 plugin=$(cd "${TOP_BUILDDIR:-../..}" && pwd)/spank/.libs/trainmover.so
 [ -f "$plugin" ] || { echo "SKIP: $plugin not built (no slurm/spank.h)"; exit 77; }
 
-# The cluster's files must not be under /tmp: each node mounts its own /tmp.
-dir=$(mktemp -d "$PWD/slurm-options.XXXXXX")
-trap '"$here/../slurm/cluster.sh" stop "$dir"; rm -rf "$dir"' EXIT
-echo "required $plugin heartbeat=2s" >"$dir/plugstack.in"
-"$here/../slurm/cluster.sh" start "$dir" 3 "$dir/plugstack.in"
-rc=$?
-[ $rc -eq 0 ] || exit $rc
-export SLURM_CONF=$dir/slurm.conf
+source "$here/../slurm/start_cluster.sh"
+plugstack=$(mktemp "$PWD/plugstack.XXXXXX")
+tm_on_exit='rm -f "$plugstack"'
+echo "required $plugin heartbeat=2s" >"$plugstack"
+tm_start_cluster options 3 "$plugstack"
 
 failed=0
 check() { # NAME EXPECTED_RC GREP_PATTERN -- COMMAND...
