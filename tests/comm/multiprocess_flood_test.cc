@@ -19,6 +19,7 @@
 #include "rendezvous/tcp_store.h"
 #include "rendezvous/tcp_store_server.h"
 #include "support/multiprocess.h"
+#include "support/sanitizers.h"
 
 namespace trainmover {
 namespace {
@@ -66,6 +67,7 @@ struct Pipe {
 // client must be served although no new connection can enter the full queue
 // to signal readiness.
 TEST(StoreListener, ServesAgainAfterItsDescriptorsRanOut) {
+  if (testing::kSanitizerBuild) GTEST_SKIP() << testing::kNeedsFreeDescriptors;
   const JobSecret secret = JobSecret::generate().value();
   constexpr uint64_t kJob = 77;
   Pipe to_child, from_child;
@@ -122,6 +124,7 @@ int allreduce_job(const testing::TestJob& job, int n, int slot) {
 // 600 silent connections held against a store limited to 256 descriptors:
 // the store keeps only the newest unauthenticated ones, and a job starts.
 TEST(StoreListener, SilentFloodDoesNotStarveAJob) {
+  if (testing::kSanitizerBuild) GTEST_SKIP() << testing::kNeedsFreeDescriptors;
   testing::TestJob job(256);
   auto flood = testing::silent_connections(job.store_address(), 600);
   EXPECT_EQ(flood.size(), 600u);
@@ -146,6 +149,7 @@ Result<std::string> link_address(const testing::TestJob& job, const std::string&
 // Slot 0, limited to 160 descriptors, gets 500 silent connections on its
 // link listener; slot 2 (not its ring neighbour) must still link to it.
 TEST(LinkListener, SilentFloodDoesNotStarveALazyLink) {
+  if (testing::kSanitizerBuild) GTEST_SKIP() << testing::kNeedsFreeDescriptors;
   constexpr int n = 4;
   testing::TestJob job;
   std::vector<pid_t> pids;

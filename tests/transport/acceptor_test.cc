@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "support/sanitizers.h"
 #include "transport/tcp/socket.h"
 
 namespace trainmover::transport::tcp {
@@ -65,6 +66,8 @@ int exhaust_and_recover() {
 }
 
 TEST(Acceptor, ShedsWhenOutOfDescriptorsAndAcceptsOnceFree) {
+  if (trainmover::testing::kSanitizerBuild)
+    GTEST_SKIP() << trainmover::testing::kNeedsFreeDescriptors;
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid == 0) _exit(exhaust_and_recover());
