@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
@@ -36,10 +37,42 @@ struct Rank {
   bool truncated = false;
 };
 
+// What every process of the job is started with.
+struct Launch {
+  std::string path;
+  uint64_t job_id = 0;
+  std::string secret_hex;
+  std::string store_address;
+  EnvVars env;
+};
+
+// Starts process `index` of the job: an active rank (index < nprocs) or a
+// standby.
+Result<Rank> start_process(const LocalJobOptions& options, const Launch& launch, int index) {
+  const bool standby = index >= options.nprocs;
+  EnvVars env = launch.env;
+  if (standby) env.emplace_back("TRAINMOVER_STANDBY", "1");
+  SpawnRequest request{launch.path, options.argv,
+                       child_environment({standby ? 0 : index, options.nprocs, launch.job_id,
+                                          launch.secret_hex, launch.store_address},
+                                         env),
+                       options.capture_stdout};
+  TM_ASSIGN_OR_RETURN(SpawnedChild child, spawn_child(request));
+  Rank rank;
+  rank.result.rank = index;
+  rank.result.pid = child.pid;
+  rank.out = std::move(child.stdout_reader);
+  return rank;
+}
+
 class Supervisor {
  public:
-  Supervisor(const LocalJobOptions& options, std::vector<Rank>& ranks)
-      : options_(options), ranks_(ranks), deadline_(Deadline::after(options.timeout)) {}
+  Supervisor(const LocalJobOptions& options, const Launch& launch, std::vector<Rank>& ranks)
+      : options_(options),
+        launch_(launch),
+        ranks_(ranks),
+        deadline_(Deadline::after(options.timeout)),
+        standbys_started_(options.standbys_on_failure ? 0 : options.standbys) {}
 
   LocalJobResult run();
 
@@ -57,10 +90,13 @@ class Supervisor {
   void signal_running(int sig);
   void begin_stop(int sig);
   void check_runtime();
+  void start_cold_standbys(int count);
 
   const LocalJobOptions& options_;
+  const Launch& launch_;
   std::vector<Rank>& ranks_;
   Deadline deadline_;
+  int standbys_started_;
   bool stopping_ = false;
   bool killed_ = false;
   Deadline kill_at_ = Deadline::never();
@@ -129,7 +165,24 @@ void Supervisor::wait_for_events(Deadline drain) {
   if (options_.forward_signals_fd >= 0 && fds.back().revents != 0) read_forwarded_signals();
 }
 
+// Cold standbys (standbys_on_failure): started only now, after failures.
+// One that cannot start is reported and left out: the coordinator waits for
+// a standby (--standby-wait) and stops the job if none comes.
+void Supervisor::start_cold_standbys(int count) {
+  for (; count > 0 && standbys_started_ < options_.standbys && !stopping_; --count) {
+    const int index = options_.nprocs + standbys_started_++;
+    auto rank = start_process(options_, launch_, index);
+    if (!rank.ok()) {
+      std::fprintf(stderr, "trainmover-launch: starting standby process %d: %s\n", index,
+                   rank.status().message().c_str());
+      continue;
+    }
+    ranks_.push_back(std::move(*rank));
+  }
+}
+
 void Supervisor::reap() {
+  int failures = 0;
   for (Rank& rank : ranks_) {
     if (!rank.running) continue;
     int wstatus = 0;
@@ -149,11 +202,13 @@ void Supervisor::reap() {
     if (rank.result.succeeded()) ++result_.finished;
     bool failed = !rank.result.succeeded() && !rank.result.stopped_by_job;
     if (failed && result_.first_failed_rank < 0) result_.first_failed_rank = rank.result.rank;
+    if (failed) ++failures;
     if (failed && !options_.recover_failures) begin_stop(SIGTERM);
     // Runtime mode: N successes end the job; the standbys left are stopped.
     if (options_.recover_failures && result_.finished >= options_.nprocs && !stopping_)
       begin_stop(SIGTERM);
   }
+  if (options_.recover_failures) start_cold_standbys(failures);
 }
 
 void Supervisor::check_runtime() {
@@ -248,34 +303,24 @@ Result<LocalJobResult> run_local_job(const LocalJobOptions& options) {
   TM_ASSIGN_OR_RETURN(uint64_t job_id, random_u64());
   job_id >>= 1;  // keep it printable as a positive signed number too
   TM_ASSIGN_OR_RETURN(auto store, rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id));
-  std::string secret_hex = secret.to_hex();
-  EnvVars job_env = options.extra_env;
+  Launch launch{path, job_id, secret.to_hex(), store->address(), options.extra_env};
   if (options.prepare_job) {
     TM_ASSIGN_OR_RETURN(EnvVars more, options.prepare_job(secret, job_id));
-    job_env.insert(job_env.end(), more.begin(), more.end());
+    launch.env.insert(launch.env.end(), more.begin(), more.end());
   }
 
-  const int total = options.nprocs + options.standbys;
-  std::vector<Rank> ranks(total);
+  const int total = options.nprocs + (options.standbys_on_failure ? 0 : options.standbys);
+  std::vector<Rank> ranks;
+  ranks.reserve(static_cast<size_t>(options.nprocs + options.standbys));
   for (int i = 0; i < total; ++i) {
-    const bool standby = i >= options.nprocs;
-    EnvVars env = job_env;
-    if (standby) env.emplace_back("TRAINMOVER_STANDBY", "1");
-    SpawnRequest request{
-        path, options.argv,
-        child_environment({standby ? 0 : i, options.nprocs, job_id, secret_hex, store->address()},
-                          env),
-        options.capture_stdout};
-    auto child = spawn_child(request);
-    if (!child.ok()) {
-      for (int j = 0; j < i; ++j) kill_and_reap(ranks[j].result.pid, Duration::zero());
-      return child.status().with_context(str_cat("starting rank ", i));
+    auto rank = start_process(options, launch, i);
+    if (!rank.ok()) {
+      for (Rank& started : ranks) kill_and_reap(started.result.pid, Duration::zero());
+      return rank.status().with_context(str_cat("starting rank ", i));
     }
-    ranks[i].result.rank = i;
-    ranks[i].result.pid = child->pid;
-    ranks[i].out = std::move(child->stdout_reader);
+    ranks.push_back(std::move(*rank));
   }
-  return Supervisor(options, ranks).run();
+  return Supervisor(options, launch, ranks).run();
 }
 
 }  // namespace trainmover::launcher

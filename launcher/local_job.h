@@ -45,6 +45,9 @@ struct LocalJobOptions {
   // Processes started after the N ranks with TRAINMOVER_STANDBY=1; they
   // wait to be promoted to a failed rank's slot.
   int standbys = 0;
+  // Cold standbys: none is started with the job; each failure of a process
+  // (an exit the job did not cause) starts one then, up to `standbys` in all.
+  bool standbys_on_failure = false;
   // Set: a failed rank does not stop the job (the coordinator recovers its
   // slot); the job succeeds once N processes exited 0, and the standbys
   // left over are then stopped.

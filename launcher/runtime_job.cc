@@ -124,7 +124,8 @@ Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
       TM_RETURN_IF_ERROR(control::write_job_file(
           options.job_file, {coordinator->address(), job_id, secret.to_hex(), getpid()}));
     }
-    return EnvVars{{"TRAINMOVER_CONTROL", coordinator->address()}};
+    return EnvVars{{"TRAINMOVER_CONTROL", coordinator->address()},
+                   {"TRAINMOVER_SWITCH", options.switch_mode}};
   };
   job.on_exit = [&](pid_t pid, int exit_code, int signal) {
     if (coordinator) coordinator->report_exit(pid, exit_code, signal);

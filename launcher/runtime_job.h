@@ -24,6 +24,10 @@ struct RuntimeJobOptions {
   double heartbeat_timeout_s = 1.0;
   double standby_wait_s = 30.0;  // with no standby ready: wait this long, then stop
   bool quiet = false;            // no status lines (events and the summary still)
+  // How every process switches to a new membership: "delta" (the two-phase
+  // delta switch) or "rebuild" (each destroys and re-creates its
+  // communicators); passed to every process as TRAINMOVER_SWITCH.
+  std::string switch_mode = "delta";
 };
 
 struct RuntimeJobResult {

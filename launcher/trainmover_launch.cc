@@ -2,9 +2,12 @@
 // (the local default of the runtime launcher; the Slurm path is separate).
 //
 //   trainmover-launch --nprocs N [--standby S --pp P --events FILE --job-file FILE]
+//                     [--standby-start launch|failure] [--switch delta|rebuild]
+//                     [--on-failure stop|restart --max-restarts K]
 //                     [--timeout SEC] [--kill-grace SEC] [--] PROGRAM [ARGS...]
 //
-// Without --standby (S = 0, no coordinator): a rank's failure stops the job.
+// Without --standby (S = 0, no coordinator): a rank's failure stops the job,
+// or with --on-failure restart restarts all of it (restart_job.h).
 // With --standby (runtime_job.h): the coordinator recovers failed slots.
 //
 // Exit status: 0 when the job finished (every slot's last process exited
@@ -25,6 +28,7 @@
 #include "common/parse.h"
 #include "common/unique_fd.h"
 #include "local_job.h"
+#include "restart_job.h"
 #include "runtime_job.h"
 
 namespace {
@@ -33,6 +37,7 @@ using trainmover::Result;
 using trainmover::Status;
 using trainmover::launcher::LocalJobOptions;
 using trainmover::launcher::LocalJobResult;
+using trainmover::launcher::RestartJobOptions;
 using trainmover::launcher::RuntimeJobOptions;
 using trainmover::launcher::RuntimeJobResult;
 
@@ -42,10 +47,34 @@ constexpr int kExitTimeout = 124;
 
 constexpr double kNoTimeoutS = 365.0 * 24 * 3600;  // "no timeout", still finite
 
+// What trainmover-launch was asked to do besides the job itself.
+struct Policy {
+  bool restart = false;  // --on-failure restart
+  int max_restarts = 3;
+};
+
+// The pairs of options the table cannot check; "" when they agree.
+std::string check_policy(const RuntimeJobOptions& runtime, const std::string& on_failure,
+                         const std::string& standby_start, Policy& policy) {
+  if (on_failure != "stop" && on_failure != "restart")
+    return "--on-failure must be stop or restart, not '" + on_failure + "'";
+  if (standby_start != "launch" && standby_start != "failure")
+    return "--standby-start must be launch or failure, not '" + standby_start + "'";
+  if (runtime.switch_mode != "delta" && runtime.switch_mode != "rebuild")
+    return "--switch must be delta or rebuild, not '" + runtime.switch_mode + "'";
+  policy.restart = on_failure == "restart";
+  if (policy.restart && runtime.job.standbys > 0)
+    return "--on-failure restart restarts the whole job: it takes no --standby";
+  if (runtime.job.standbys == 0 && (standby_start != "launch" || runtime.switch_mode != "delta"))
+    return "--standby-start and --switch need --standby";
+  return "";
+}
+
 // Parses the command line into `options`; nullopt to go on, else an exit status.
-std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime) {
+std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime, Policy& policy) {
   LocalJobOptions& options = runtime.job;
   double timeout_s = 0, kill_grace_s = 2;
+  std::string on_failure = "stop", standby_start = "launch";
   trainmover::cli::CommandLine command_line(
       "trainmover-launch", "trainmover-launch --nprocs N [OPTIONS] [--] PROGRAM [ARGS...]",
       "Run PROGRAM as N local ranks of one TrainMover job.\n"
@@ -61,12 +90,25 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime)
                 "stop the job after SEC (e.g. 90, 1.5m; default 0: none)")
       .duration("kill-grace,g", "SEC", 0, 3600, kill_grace_s,
                 "time between SIGTERM and SIGKILL (default 2)")
+      .text("on-failure", "POLICY", on_failure,
+            "without --standby, when a rank fails: stop (the job ends; default) or restart"
+            " (stop every rank and start the whole job again, as torchrun does; the program"
+            " resumes from its checkpoint)")
+      .integer("max-restarts", "K", 0, 1000000, policy.max_restarts,
+               "with --on-failure restart: at most K restarts (default 3)")
       .section("Job runtime (a coordinator recovers failed ranks)")
       .integer("standby,s", "S", 0, 4096, options.standbys,
                "start S standbys as well; a failed rank's slot goes to one (default 0: off)")
       .integer("pp", "P", 1, 4096, runtime.pp,
                "pipeline stages of the job: slot s is stage s / (N/P) (default 1)")
-      .text("events", "FILE", runtime.events, "write every event as a JSON line to FILE (0600)")
+      .text("standby-start", "WHEN", standby_start,
+            "launch: start the standbys with the job (default); failure: start one only when a"
+            " process fails (a cold standby: nothing of it runs before the failure)")
+      .text("switch", "HOW", runtime.switch_mode,
+            "how the ranks change membership: delta (the two-phase delta switch; default) or"
+            " rebuild (every rank destroys and re-creates all its communicators)")
+      .text("events", "FILE", runtime.events,
+            "write every event as a JSON line to FILE (0600; also with --on-failure restart)")
       .text("job-file", "FILE", runtime.job_file,
             "write the 0600 job file trainmover-ctl reads here (default: $TRAINMOVER_CTL)")
       .duration("heartbeat-timeout", "SEC", 0.05, 3600, runtime.heartbeat_timeout_s,
@@ -85,6 +127,9 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime)
           "Variables the ranks read (see trainmover(7)):\n" +
           trainmover::environment_help());
   if (auto exit_code = command_line.parse(argc, argv)) return exit_code;
+  std::string problem = check_policy(runtime, on_failure, standby_start, policy);
+  if (!problem.empty()) return command_line.usage_error(problem);
+  options.standbys_on_failure = standby_start == "failure";
   if (runtime.job_file.empty() && options.standbys > 0)
     runtime.job_file = trainmover::get_env("TRAINMOVER_CTL").value_or("");
   options.timeout = trainmover::seconds(timeout_s > 0 ? timeout_s : kNoTimeoutS);
@@ -143,8 +188,9 @@ int exit_status(const LocalJobResult& result) {
 
 int main(int argc, char** argv) {
   RuntimeJobOptions runtime;
+  Policy policy;
   LocalJobOptions& options = runtime.job;
-  if (auto exit_code = parse_args(argc, argv, runtime)) return *exit_code;
+  if (auto exit_code = parse_args(argc, argv, runtime, policy)) return *exit_code;
   auto signals = signal_fd();
   if (!signals.ok()) {
     std::fprintf(stderr, "trainmover-launch: %s\n", signals.status().message().c_str());
@@ -158,6 +204,16 @@ int main(int argc, char** argv) {
       return kExitStartFailed;
     }
     return runtime_exit_status(*result, options.nprocs);
+  }
+  if (policy.restart) {
+    auto restarted =
+        trainmover::launcher::run_restart_job({options, policy.max_restarts, runtime.events});
+    if (!restarted.ok()) {
+      std::fprintf(stderr, "trainmover-launch: %s\n", restarted.status().message().c_str());
+      return kExitStartFailed;
+    }
+    std::fprintf(stderr, "trainmover-launch: %d restart(s)\n", restarted->restarts);
+    return exit_status(restarted->last);
   }
   auto result = trainmover::launcher::run_local_job(options);
   if (!result.ok()) {

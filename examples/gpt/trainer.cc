@@ -52,6 +52,7 @@ Status Trainer::restore_checkpoint() {
   if (options_.checkpoint_dir.empty())
     return error(TM_ERROR_INVALID_ARGUMENT,
                  "no checkpoint directory (--checkpoint-dir) to restore from");
+  const double start = now_s();  // the load's time is the stop-restart baseline's state transfer
   TM_ASSIGN_OR_RETURN(uint64_t latest,
                       latest_checkpoint_step(options_.checkpoint_dir, stage_.span().stage));
   int64_t agreed = static_cast<int64_t>(latest);
@@ -66,8 +67,8 @@ Status Trainer::restore_checkpoint() {
       checkpoint_path(options_.checkpoint_dir, stage_.span().stage, static_cast<uint64_t>(agreed));
   TM_RETURN_IF_ERROR(load_checkpoint(path, options_.shape, stage_.span(), options_.batch, state_));
   if (reporter())
-    std::fprintf(stderr, "trainmover-gpt: resumed at step %" PRIu64 " from %s\n",
-                 state_.counters.step, options_.checkpoint_dir.c_str());
+    std::fprintf(stderr, "trainmover-gpt: resumed at step %" PRIu64 " from %s in %.3f ms\n",
+                 state_.counters.step, options_.checkpoint_dir.c_str(), (now_s() - start) * 1e3);
   return Status::Ok();
 }
 

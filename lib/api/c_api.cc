@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "api/comm_backend.h"
+#include "api/comm_handle.h"
 #include "api/live_backend.h"
 #include "api/record_config.h"
 #include "api/recording_backend.h"
@@ -18,7 +19,6 @@
 #include "record/trace_dir.h"
 #include "rendezvous/tcp_store_server.h"
 #include "trainmover/trainmover.h"
-#include "api/comm_handle.h"
 
 // The handle keeps its identity while its backend changes (live, recording,
 // sandbox), so a sandbox goes live in place.
@@ -493,5 +493,15 @@ void tm_get_version(int* major, int* minor, int* patch) {
 
 namespace trainmover::api {
 Result<Communicator*> live_communicator(tm_comm_t comm) { return live_of(comm); }
+
+Status rebuild_live(tm_comm_t comm, const std::string& name, int slot) {
+  TM_ASSIGN_OR_RETURN(Communicator * old, live_of(comm));
+  CommConfig config = old->config();
+  config.name = name;
+  config.slot = slot;
+  TM_ASSIGN_OR_RETURN(auto fresh, Communicator::create(config));
+  comm->replace_backend(std::make_unique<LiveBackend>(std::move(fresh)));
+  return Status::Ok();
+}
 tm_result_t c_call(const std::function<Status()>& body) { return guarded(body); }
 }  // namespace trainmover::api

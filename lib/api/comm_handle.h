@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "comm/communicator.h"
 #include "common/status.h"
@@ -14,6 +15,14 @@ namespace trainmover::api {
 // The live communicator of `comm`; fails for NULL or a sandbox handle. The
 // pointer is valid while the handle lives and stays live.
 Result<Communicator*> live_communicator(tm_comm_t comm);
+
+// The full-rebuild alternative to the delta switch: a new communicator of
+// `comm`'s configuration named `name`, serving `slot`, made as tm_comm_init()
+// makes one (rendezvous through the store, every link connected again),
+// replaces the handle's live one, which is then destroyed (its links close).
+// Every member must call it with the same name, at about the same time. On
+// failure the handle keeps the old communicator (after a failure: aborted).
+Status rebuild_live(tm_comm_t comm, const std::string& name, int slot);
 
 // Runs `body` as every C API call does: its Status becomes the result code
 // and the calling thread's tm_get_last_error(); exceptions become errors.

@@ -88,6 +88,9 @@ void ControlServer::Impl::on_events(uint32_t) {
 
 void ControlServer::Impl::accept_one(int fd) {
   UniqueFd owned(fd);
+  // TCP_NODELAY (orders are small frames sent back to back; see control_client.cc).
+  if (Status st = transport::tcp::set_link_options(fd, {}); !st.ok())
+    log(LogLevel::kWarn, "control: ", st.message());
   if (pending_ >= limits_.max_pending_handshakes) {
     ++refused_;
     log(LogLevel::kWarn, "control: refusing a connection: ", pending_,

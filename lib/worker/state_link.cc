@@ -113,6 +113,7 @@ Result<uint64_t> StateListener::receive(const std::vector<StateBuffer>& buffers,
       auto session,
       HandshakeSession::acceptor(std::move(conn), secret, hello(job_id), nullptr, "the donor"));
   TM_ASSIGN_OR_RETURN(UniqueFd fd, finish_handshake(std::move(session), deadline));
+  TM_RETURN_IF_ERROR(transport::tcp::set_link_options(fd.get(), {}));
   uint64_t fixed[3];
   TM_RETURN_IF_ERROR(read_all(fd.get(), fixed, sizeof fixed, deadline));
   if (fixed[0] != kHeaderMagic)
@@ -145,7 +146,10 @@ Result<uint64_t> send_state(const std::string& address, const std::vector<StateB
   TM_ASSIGN_OR_RETURN(auto session,
                       HandshakeSession::connector(std::move(conn), secret, hello(job_id), {},
                                                   "the joiner at " + address));
+  // TCP_NODELAY: the header, the buffers and the answer are separate writes;
+  // with Nagle, the second waits for the first's delayed ACK (~40 ms).
   TM_ASSIGN_OR_RETURN(UniqueFd fd, finish_handshake(std::move(session), deadline));
+  TM_RETURN_IF_ERROR(transport::tcp::set_link_options(fd.get(), {}));
   std::vector<uint64_t> header = header_of(buffers, step);
   TM_RETURN_IF_ERROR(write_all(fd.get(), header.data(), header.size() * 8, deadline));
   for (const StateBuffer& b : buffers)

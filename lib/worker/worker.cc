@@ -53,6 +53,20 @@ int comm_slot_of(const WorkerComm& c, int slot) {
   return -1;
 }
 
+Result<SwitchMode> switch_mode_from_env() {
+  const std::string mode = get_env("TRAINMOVER_SWITCH").value_or("delta");
+  if (mode == "delta" || mode.empty()) return SwitchMode::kDelta;
+  if (mode == "rebuild") return SwitchMode::kRebuild;
+  return error(TM_ERROR_INVALID_ARGUMENT, "TRAINMOVER_SWITCH must be delta or rebuild, not '", mode,
+               "'");
+}
+
+// A rebuilt communicator's name in `epoch`: the original name (before any
+// "@") with "@EPOCH", so each rebuild rendezvouses afresh.
+std::string rebuilt_name(const std::string& name, uint64_t epoch) {
+  return str_cat(name.substr(0, name.find('@')), "@", epoch);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Worker>> Worker::create() {
@@ -65,6 +79,7 @@ Result<std::unique_ptr<Worker>> Worker::create() {
     return error(TM_ERROR_INVALID_ARGUMENT,
                  "TRAINMOVER_CONTROL is set but TRAINMOVER_JOB_SECRET or TRAINMOVER_STORE is not");
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
+  TM_ASSIGN_OR_RETURN(w->switch_mode_, switch_mode_from_env());
   w->secret_ = secret;
   w->job_id_ = config.job_id;
   w->store_address_ = config.store_address;
@@ -195,6 +210,7 @@ Result<uint64_t> Worker::join() {
       if (s < 0)
         return error(TM_ERROR_INVALID_ARGUMENT, "a communicator registered by the joiner of slot ",
                      promote.slot, " does not contain that slot");
+      if (switch_mode_ == SwitchMode::kRebuild) continue;  // created at the switch
       TM_RETURN_IF_ERROR(api_status(tm_comm_join(c.comm, promote.epoch, s), "tm_comm_join"));
     }
     return Status::Ok();
@@ -279,6 +295,7 @@ Status Worker::carry_out(const Order& order, bool& switched, uint64_t& resume) {
 
 Status Worker::prepare(const Order& order) {
   rolled_back_ = false;
+  if (switch_mode_ == SwitchMode::kRebuild) return Status::Ok();  // nothing kept to prepare
   for (const WorkerComm& c : comms_) {
     if (comm_slot_of(c, order.slot) < 0 && c.job_slots.front() == slot_) {
       // No joiner in this communicator: its first slot publishes the same
@@ -332,10 +349,25 @@ Status Worker::rollback(uint64_t& step) {
 Status Worker::switch_over(const Order& order) {
   if (kind_ == WorkerKind::kActive && !rolled_back_) TM_RETURN_IF_ERROR(restore(order.step));
   rolled_back_ = false;
+  if (switch_mode_ == SwitchMode::kRebuild) return rebuild_comms(order.epoch);
   for (const WorkerComm& c : comms_)
     TM_RETURN_IF_ERROR(api_status(tm_comm_wait_prepared(c.comm), "tm_comm_wait_prepared"));
   for (const WorkerComm& c : comms_)
     TM_RETURN_IF_ERROR(api_status(tm_comm_switchover(c.comm, order.epoch), "tm_comm_switchover"));
+  return Status::Ok();
+}
+
+// The full rebuild: every member of every communicator replaces it with a
+// new one of the epoch's name, in the order the program registered them (the
+// same everywhere), each creation connecting all its links from scratch.
+Status Worker::rebuild_comms(uint64_t epoch) {
+  for (const WorkerComm& c : comms_) {
+    TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(c.comm));
+    const int s = comm_slot_of(c, slot_);
+    if (s < 0) return error(TM_ERROR_INTERNAL, "slot ", slot_, " is not in a registered comm");
+    TM_RETURN_IF_ERROR(api::rebuild_live(c.comm, rebuilt_name(live->config().name, epoch), s)
+                           .with_context("rebuild the communicator"));
+  }
   return Status::Ok();
 }
 

@@ -34,6 +34,12 @@ namespace trainmover::worker {
 
 enum class WorkerKind { kAlone, kActive, kStandby };
 
+// How the communicators change membership (TRAINMOVER_SWITCH): the
+// two-phase delta switch, or a full rebuild, in which every member destroys
+// each communicator and creates it again in the new epoch (the baseline the
+// delta switch is measured against; trainmover-launch --switch rebuild).
+enum class SwitchMode { kDelta, kRebuild };
+
 // A communicator of the program and, for each of its slots, the job slot
 // that serves it.
 struct WorkerComm {
@@ -85,6 +91,7 @@ class Worker {
   Status receive_state(const control::Order& order, uint64_t& bytes);
   Status rollback(uint64_t& step);
   Status switch_over(const control::Order& order);
+  Status rebuild_comms(uint64_t epoch);
   Status restore(uint64_t step);
   void abort_all(const Status& why);
   Status ack(const control::Order& order, const Status& result, uint64_t step = 0,
@@ -92,6 +99,7 @@ class Worker {
   std::string state_key(uint64_t epoch) const;
 
   WorkerKind kind_ = WorkerKind::kAlone;
+  SwitchMode switch_mode_ = SwitchMode::kDelta;
   int slot_ = -1;
   uint64_t job_id_ = 0;
   std::optional<JobSecret> secret_;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 
 #include "launcher/local_job.h"
 
@@ -71,11 +73,49 @@ TEST(TrainmoverLaunch, BadArgumentsExit2NamingTheArgument) {
   for (const Case& c : {Case{"true", "--nprocs is required"}, Case{"-n 0 true", "--nprocs"},
                         Case{"-n x true", "--nprocs"}, Case{"-n 2", "no PROGRAM"},
                         Case{"-n 2 --timeout soon true", "--timeout"},
-                        Case{"--frobnicate -n 2 true", "--frobnicate"}, Case{"-n", "-n"}}) {
+                        Case{"--frobnicate -n 2 true", "--frobnicate"}, Case{"-n", "-n"},
+                        Case{"-n 2 --on-failure retry true", "--on-failure"},
+                        Case{"-n 2 --on-failure restart --standby 1 true", "--standby"},
+                        Case{"-n 2 --standby-start later --standby 1 true", "--standby-start"},
+                        Case{"-n 2 --switch full --standby 1 true", "--switch"},
+                        Case{"-n 2 --switch rebuild true", "need --standby"}}) {
     ToolRun run = launch(c.args);
     EXPECT_EQ(run.status, 2) << c.args << ": " << run.output;
     EXPECT_NE(run.output.find(c.message), std::string::npos) << c.args << ": " << run.output;
   }
+}
+
+// --on-failure restart: slot 1 fails at the first start only (it sees
+// TRAINMOVER_RESTART_COUNT); the whole job starts again and succeeds, and
+// the events file tells the story.
+TEST(TrainmoverLaunch, OnFailureRestartStartsTheWholeJobAgain) {
+  const std::string events = ::testing::TempDir() + "launch_restart_events.jsonl";
+  std::remove(events.c_str());
+  ToolRun run =
+      launch("-n 3 --on-failure restart --max-restarts 2 --events " + events +
+             " sh -c 'echo start $TRAINMOVER_RESTART_COUNT slot $TRAINMOVER_SLOT;"
+             " if [ $TRAINMOVER_RESTART_COUNT = 0 ] && [ $TRAINMOVER_SLOT = 1 ]; then exit 5; fi;"
+             " if [ $TRAINMOVER_RESTART_COUNT = 0 ]; then exec sleep 30; fi'");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("start 1 slot 2"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("1 restart(s)"), std::string::npos) << run.output;
+  std::ifstream in(events);
+  std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(events.c_str());
+  for (const char* event : {"\"job_started\"", "\"rank_failed\"", "\"exit_code\":5",
+                            "\"job_restarting\"", "\"job_finished\""})
+    EXPECT_NE(log.find(event), std::string::npos) << event << " missing in:\n" << log;
+}
+
+// A rank that fails at every start: after --max-restarts the job ends with
+// its status.
+TEST(TrainmoverLaunch, RestartsAreBoundedByMaxRestarts) {
+  ToolRun run = launch(
+      "-n 2 --on-failure restart --max-restarts 1 sh -c 'echo start $TRAINMOVER_RESTART_COUNT;"
+      " if [ $TRAINMOVER_SLOT = 0 ]; then exit 4; fi; exec sleep 30'");
+  EXPECT_EQ(run.status, 4) << run.output;
+  EXPECT_NE(run.output.find("start 1"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("start 2"), std::string::npos) << run.output;
 }
 
 TEST(TrainmoverLaunch, EverythingFromProgramOnIsTheProgramsOwn) {

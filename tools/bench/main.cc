@@ -1,5 +1,5 @@
 // trainmover-bench: measures TrainMover's collectives against peers on this
-// host. A subcommand dispatcher: `allreduce`, `switch` and `record`;
+// host. A subcommand dispatcher: `allreduce`, `switch`, `record` and `recovery`;
 // `worker`, `switch-worker` and `record-worker` are the hidden modes in which
 // the benchmark re-executes itself as the processes of a measured job.
 #include <cstdio>
@@ -7,10 +7,11 @@
 #include <string_view>
 
 #include "allreduce_cmd.h"
-#include "switch_cmd.h"
-#include "switch_worker.h"
 #include "record_cmd.h"
 #include "record_worker.h"
+#include "recovery_cmd.h"
+#include "switch_cmd.h"
+#include "switch_worker.h"
 #include "worker.h"
 
 namespace {
@@ -30,6 +31,8 @@ constexpr Subcommand kSubcommands[] = {
      trainmover::bench::switch_main},
     {"record", "cost of recording collectives for standbys, speed of replaying them",
      trainmover::bench::record_main},
+    {"recovery", "the example job loses a rank: trainmover vs stop-restart vs cold standby",
+     trainmover::bench::recovery_main},
     {"worker", nullptr, trainmover::bench::worker_main},
     {"switch-worker", nullptr, trainmover::bench::switch_worker_main},
     {"record-worker", nullptr, trainmover::bench::record_worker_main},

@@ -11,8 +11,8 @@
 
 #include "cli/command_line.h"
 #include "comm/config.h"
-#include "common/median.h"
 #include "common/json.h"
+#include "common/median.h"
 #include "common/parse.h"
 #include "job_runner.h"
 #include "launcher/local_job.h"

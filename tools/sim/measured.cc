@@ -42,8 +42,22 @@ Result<LogLinear> fit_mode(const RowsByScale& rows, std::string_view mode, doubl
   return line;
 }
 
+// A row of `trainmover-bench recovery --json`: impl "trainmover" is a rank
+// killed and recovered by TrainMover, an unexpected failure; its downtime_s
+// is the pause of the job. The baselines' rows are not TrainMover's.
+Status add_recovery_row(const Json& row, const std::string& impl, RowsByScale& unexpected) {
+  if (impl != "trainmover") return Status::Ok();
+  TM_ASSIGN_OR_RETURN(const double nranks, number_field(row, "nranks"));
+  if (nranks < 1) return error(TM_ERROR_INVALID_ARGUMENT, "\"nranks\" must be at least 1");
+  TM_ASSIGN_OR_RETURN(const double downtime, number_field(row, "downtime_s"));
+  unexpected[nranks].push_back(downtime);
+  return Status::Ok();
+}
+
 Status add_row(const Json& row, RowsByScale& planned, RowsByScale& unexpected) {
   TM_ASSIGN_OR_RETURN(const std::string impl, string_field(row, "impl"));
+  if (impl == "trainmover" || impl == "stop-restart" || impl == "cold-standby")
+    return add_recovery_row(row, impl, unexpected);
   if (impl != "delta") return Status::Ok();
   TM_ASSIGN_OR_RETURN(const std::string mode, string_field(row, "mode"));
   TM_ASSIGN_OR_RETURN(const double nranks, number_field(row, "nranks"));
@@ -74,10 +88,14 @@ Result<MeasuredDowntimes> read_measured_downtimes(std::istream& in, double plann
     Status added = row.ok() ? add_row(row.value(), planned, unexpected) : row.status();
     if (!added.ok()) return added.with_context(str_cat("line ", number));
   }
-  TM_ASSIGN_OR_RETURN(LogLinear planned_line,
-                      fit_mode(planned, "planned", planned_fallback_growth));
   TM_ASSIGN_OR_RETURN(LogLinear unexpected_line,
                       fit_mode(unexpected, "unexpected", unexpected_fallback_growth));
+  // Recovery rows alone measure no planned migration: it is charged as the
+  // failure (it never costs more, docs/simulator.md).
+  if (planned.empty() && !unexpected.empty())
+    return MeasuredDowntimes{unexpected_line, unexpected_line};
+  TM_ASSIGN_OR_RETURN(LogLinear planned_line,
+                      fit_mode(planned, "planned", planned_fallback_growth));
   return MeasuredDowntimes{planned_line, unexpected_line};
 }
 

@@ -1,7 +1,11 @@
-// Downtimes measured by `trainmover-bench switch --json`, one JSON object per
-// line; the keys used are mode, impl, nranks, switchover_s and
-// first_collective_s (others are ignored). Only impl "delta" rows are used
-// (that is TrainMover).
+// Downtimes measured by `trainmover-bench switch --json` or `trainmover-bench
+// recovery --json` (both may be in one file), one JSON object per line.
+// switch rows: the keys used are mode, impl, nranks, switchover_s and
+// first_collective_s (others are ignored); only impl "delta" rows are used
+// (that is TrainMover). recovery rows (impl trainmover, stop-restart or
+// cold-standby; no mode): only impl "trainmover", whose downtime_s is an
+// unexpected failure's downtime. Without planned rows, planned migrations
+// are charged the unexpected line (a migration never costs more).
 #pragma once
 
 #include <istream>
@@ -18,8 +22,9 @@ struct MeasuredDowntimes {
 };
 
 // Maps the rows of one mode to a downtime per event at any scale:
-//  - the downtime of a row is switchover_s + first_collective_s (the job is
-//    paused until its first collective completes on the new membership);
+//  - the downtime of a switch row is switchover_s + first_collective_s (the
+//    job is paused until its first collective completes on the new
+//    membership); of a recovery row, downtime_s;
 //  - rows with the same nranks are combined by their median;
 //  - the anchor is the largest nranks measured;
 //  - with two or more nranks, the growth per doubling is taken from the two

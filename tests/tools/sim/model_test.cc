@@ -19,7 +19,6 @@
 namespace trainmover::sim {
 namespace {
 
-
 TEST(FailureModel, MttfPassesThroughBothPublishedPoints) {
   const MttfScaling scaling;
   EXPECT_NEAR(job_mttf_hours(scaling, 1024), 7.9, 1e-9);
@@ -200,6 +199,33 @@ TEST(Measured, ErrorsNameTheLine) {
   auto measured = read_measured_downtimes(in, 1.0, 0.3);
   ASSERT_FALSE(measured.ok()) << "no error for a row without nranks";
   EXPECT_NE(measured.status().message().find("line 2"), std::string::npos)
+      << measured.status().message();
+}
+
+// `trainmover-bench recovery --json` rows: TrainMover's downtime_s is the
+// unexpected line; the baselines' rows are ignored; with no planned rows,
+// migrations are charged the failure's downtime.
+TEST(Measured, RecoveryRowsGiveTheUnexpectedLineAndTheBaselinesAreIgnored) {
+  std::istringstream in(R"({"impl":"trainmover","nranks":4,"downtime_s":0.01,"lost_steps":0})"
+                        "\n"
+                        R"({"impl":"stop-restart","nranks":16,"downtime_s":9})"
+                        "\n"
+                        R"({"impl":"cold-standby","nranks":16,"downtime_s":7})"
+                        "\n"
+                        R"({"impl":"trainmover","nranks":16,"downtime_s":0.03,"lost_steps":1})"
+                        "\n");
+  const MeasuredDowntimes measured = read_measured_downtimes(in, 1.0, 0.3).value();
+  EXPECT_EQ(measured.unexpected.at_gpus, 16);
+  EXPECT_NEAR(measured.unexpected.seconds, 0.03, 1e-12);
+  EXPECT_NEAR(measured.unexpected.per_doubling_s, 0.01, 1e-12);  // 0.02 over two doublings
+  EXPECT_NEAR(measured.planned.seconds, 0.03, 1e-12);
+}
+
+TEST(Measured, RecoveryRowWithoutDowntimeIsAnErrorNamingIt) {
+  std::istringstream in(R"({"impl":"trainmover","nranks":4,"switch_s":0.01})");
+  auto measured = read_measured_downtimes(in, 1.0, 0.3);
+  ASSERT_FALSE(measured.ok());
+  EXPECT_NE(measured.status().message().find("downtime_s"), std::string::npos)
       << measured.status().message();
 }
 
