@@ -11,17 +11,6 @@ timeout 120 "$launch" --nprocs 4 --standby 1 --pp 2 --standby-wait 1 --quiet \
   --events "$events" -- "$gpt" --dp 2 --pp 2 --steps 100000 --log-every 1 \
   >"$work/out" 2>"$work/err" &
 job=$!
-# wait_for PATTERN: until the event log has a line matching it (60 s at most).
-wait_for() {
-  for _ in $(seq 1 6000); do
-    grep -q "$1" "$events" 2>/dev/null && return 0
-    sleep 0.01
-  done
-  echo "FAIL: no event matching $1" >&2
-  cat "$work/err" >&2
-  exit 1
-}
-pid_in() { grep "$1" "$events" | head -n 1 | sed 's/.*"pid":\([0-9]*\).*/\1/'; }
 wait_for '"event":"standby_warmup"'
 wait_for '"event":"slot_registered".*"slot":1[,}]'
 kill -9 "$(pid_in '"event":"slot_registered".*"slot":1[,}]')"
