@@ -48,27 +48,19 @@ start_job() {
   job=$!
 }
 
-# wait_for PATTERN: until the event log has a line matching it (60 s at most).
-wait_for() {
+# wait_line FILE PATTERN WHAT: until FILE has a line matching PATTERN (60 s
+# at most); fails naming WHAT.
+wait_line() {
   for _ in $(seq 1 6000); do
-    grep -q "$1" "$events" 2>/dev/null && return 0
+    grep -q "$2" "$1" 2>/dev/null && return 0
     sleep 0.01
   done
-  echo "FAIL: no event matching $1" >&2
+  echo "FAIL: $3" >&2
   cat "$work/err" >&2
   exit 1
 }
-
-# wait_step N: until the job logged step N (60 s at most).
-wait_step() {
-  for _ in $(seq 1 6000); do
-    grep -q "trainmover-gpt: step $1/" "$work/err" 2>/dev/null && return 0
-    sleep 0.01
-  done
-  echo "FAIL: the job never logged step $1" >&2
-  cat "$work/err" >&2
-  exit 1
-}
+wait_for() { wait_line "$events" "$1" "no event matching $1"; }
+wait_step() { wait_line "$work/err" "trainmover-gpt: step $1/" "the job never logged step $1"; }
 
 # pid_in PATTERN: the pid of the first event matching PATTERN.
 pid_in() { grep "$1" "$events" | head -n 1 | sed 's/.*"pid":\([0-9]*\).*/\1/'; }
