@@ -80,8 +80,9 @@ tm_result_t rollback(void* context, uint64_t* next_step) {
 }
 
 // The process's part of the job: alone, an active rank, or a standby that
-// is promoted first.
-Status train(const CommandLine& cl, tm_worker_t worker) {
+// is promoted first. Its communicators are left in `held`: the worker may
+// abort them from its own thread until tm_worker_destroy (trainmover(3)).
+Status train(const CommandLine& cl, tm_worker_t worker, std::unique_ptr<StageComm>& held) {
   tm_worker_kind_t kind = TM_WORKER_ALONE;
   TM_RETURN_IF_ERROR(worker_status(tm_worker_kind(worker, &kind), "worker kind"));
   int slot = -1;
@@ -91,25 +92,26 @@ Status train(const CommandLine& cl, tm_worker_t worker) {
   auto comm = kind == TM_WORKER_STANDBY ? StageComm::create_standby(cl.dp, cl.pp, slot)
                                         : StageComm::create(cl.dp, cl.pp);
   if (!comm.ok()) return comm.status();
+  held = std::move(*comm);
   TrainOptions options = cl.train;
   if (kind == TM_WORKER_STANDBY) options.resume = false;  // its state comes from the job
-  TM_ASSIGN_OR_RETURN(auto trainer, Trainer::create(options, **comm));
+  TM_ASSIGN_OR_RETURN(auto trainer, Trainer::create(options, *held));
   for (const StateRegion& r : trainer->state().regions())
     TM_RETURN_IF_ERROR(worker_status(tm_worker_register_buffer(worker, r.name, r.data, r.bytes),
                                      "register state"));
-  TM_RETURN_IF_ERROR((*comm)->register_with(worker));
+  TM_RETURN_IF_ERROR(held->register_with(worker));
   TM_RETURN_IF_ERROR(
       worker_status(tm_worker_set_rollback(worker, rollback, trainer.get()), "register rollback"));
   if (kind == TM_WORKER_STANDBY) {
     uint64_t resume = 0;
     TM_RETURN_IF_ERROR(worker_status(tm_worker_join(worker, &resume), "join"));
     std::fprintf(stderr, "trainmover-gpt: promoted to slot %d, resuming at step %" PRIu64 "\n",
-                 (*comm)->topology().slot, resume);
+                 held->topology().slot, resume);
   }
   WorkerHooks hooks(worker);
   TM_ASSIGN_OR_RETURN(TrainSummary summary,
                       trainer->run(kind == TM_WORKER_ALONE ? nullptr : &hooks));
-  const Topology& topo = (*comm)->topology();
+  const Topology& topo = held->topology();
   if (topo.stage() == topo.pp - 1 && topo.dp_index() == 0) print_summary(cl, *trainer, summary);
   return worker_status(tm_worker_finish(worker), "finish");
 }
@@ -121,7 +123,8 @@ int main(int argc, char** argv) {
   if (auto exit_code = parse_command_line(argc, argv, cl)) return *exit_code;
   tm_worker_t worker = nullptr;
   Status st = worker_status(tm_worker_init(&worker), "connect to the job");
-  if (st.ok()) st = train(cl, worker);
+  std::unique_ptr<StageComm> comm;  // outlives the worker
+  if (st.ok()) st = train(cl, worker, comm);
   (void)tm_worker_destroy(worker);
   return st.ok() ? 0 : fail(st);
 }

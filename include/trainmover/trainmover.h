@@ -416,7 +416,11 @@ tm_result_t tm_worker_register_buffer(tm_worker_t worker, const char* name, void
                                       size_t bytes);
 /* A communicator the program uses; job_slots[i] is the job slot serving its
  * slot i (nslots = its size). Every communicator is switched in every
- * recovery. */
+ * recovery. It must stay valid until tm_worker_destroy(): when the
+ * coordinator orders a recovery while the program is inside a step (between
+ * a boundary and the next boundary, tm_worker_recover() or
+ * tm_worker_finish()), the worker aborts it from its own thread, so a
+ * collective waiting for a silent peer fails at once. */
 tm_result_t tm_worker_add_comm(tm_worker_t worker, tm_comm_t comm, const int* job_slots,
                                int nslots);
 tm_result_t tm_worker_set_rollback(tm_worker_t worker, tm_rollback_fn fn, void* context);

@@ -210,6 +210,8 @@ void ControlClient::run() {
       last_heard = Clock::now();
       if (!m.ok()) return log(LogLevel::kWarn, "control: ", m.status().message());
       if (std::holds_alternative<Heartbeat>(m.value())) return;
+      if (auto* order = std::get_if<Order>(&m.value()); order && options_.on_order)
+        options_.on_order(*order);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         inbox_.push_back(std::move(m).value());

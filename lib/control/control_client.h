@@ -37,6 +37,10 @@ struct ControlClientOptions {
   Register identity;
   Duration connect_timeout = std::chrono::seconds(10);
   std::function<void(const Status&)> on_lost;  // optional
+  // Optional: runs on the client's thread as each order arrives, before
+  // next() returns it; it must not block or destroy the client. A rank uses
+  // it to end a collective that waits for a silent peer (lib/worker).
+  std::function<void(const Order&)> on_order;
 };
 
 class ControlClient {

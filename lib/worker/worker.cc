@@ -95,6 +95,9 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   TM_ASSIGN_OR_RETURN(options.identity.process.instance_id, random_u64());
   options.identity.process.pid = getpid();
   options.identity.process.host = host_name();
+  // The worker outlives its client: ~Worker destroys client_ (and joins its
+  // thread) before anything interrupt() touches.
+  options.on_order = [raw = w.get()](const Order& order) { raw->interrupt(order); };
   auto client = control::ControlClient::connect(options, secret);
   if (!client.ok()) return client.status().with_context("connect to the coordinator");
   w->client_ = std::move(*client);
@@ -110,7 +113,9 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   return w;
 }
 
-Worker::~Worker() = default;
+Worker::~Worker() {
+  client_.reset();  // no interrupt() runs from here on
+}
 
 Status Worker::register_buffer(const std::string& name, void* data, size_t bytes) {
   if (data == nullptr || bytes == 0)
@@ -129,12 +134,40 @@ Status Worker::add_comm(tm_comm_t comm, std::vector<int> job_slots) {
   if (static_cast<int>(job_slots.size()) != nslots)
     return error(TM_ERROR_INVALID_ARGUMENT, "the communicator has ", nslots, " slots but ",
                  job_slots.size(), " job slots were given");
+  std::lock_guard<std::mutex> lock(comms_mutex_);
   comms_.push_back({comm, std::move(job_slots)});
   return Status::Ok();
 }
 
+void Worker::set_in_step(bool in_step) {
+  std::lock_guard<std::mutex> lock(comms_mutex_);
+  in_step_ = in_step;
+}
+
+void Worker::interrupt(const Order& order) {
+  if (order.kind != OrderKind::kPrepare && order.kind != OrderKind::kRollback &&
+      order.kind != OrderKind::kStop)
+    return;
+  std::lock_guard<std::mutex> lock(comms_mutex_);
+  if (!in_step_) return;  // the main thread sees the order at its boundary
+  in_step_ = false;
+  for (const WorkerComm& c : comms_) {
+    auto live = api::live_communicator(c.comm);
+    if (live.ok())
+      (void)(*live)->abort(error(TM_ERROR_PEER_FAILED, "the coordinator ordered a recovery (",
+                                 control::order_kind_name(order.kind), ")"));
+  }
+}
+
 Result<uint64_t> Worker::step_boundary(uint64_t next_step) {
   if (kind_ == WorkerKind::kAlone) return next_step;
+  set_in_step(false);
+  TM_ASSIGN_OR_RETURN(uint64_t run, boundary(next_step));
+  set_in_step(true);
+  return run;
+}
+
+Result<uint64_t> Worker::boundary(uint64_t next_step) {
   size_t total = 0;
   for (const StateBuffer& b : buffers_) total += b.bytes;
   std::vector<std::byte>& snap = snapshots_[next_step % 2];
@@ -171,6 +204,7 @@ Result<uint64_t> Worker::recover() {
                  "no coordinator to recover with (not started by trainmover-launch)");
   if (!last_boundary_)
     return error(TM_ERROR_INVALID_ARGUMENT, "recovery before the first step boundary");
+  set_in_step(false);
   abort_all(error(TM_ERROR_PEER_FAILED, "slot ", slot_, " is recovering"));
   return serve_orders(std::nullopt);
 }
@@ -226,6 +260,7 @@ Result<uint64_t> Worker::join() {
 
 Status Worker::finish() {
   if (kind_ == WorkerKind::kAlone) return Status::Ok();
+  set_in_step(false);
   TM_RETURN_IF_ERROR(client_->send(control::Goodbye{"training finished"}));
   // A status round trip: once its reply is here, the goodbye was handled, so
   // our exit is known to be no failure.

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,7 @@ class Worker {
 
  private:
   Worker() = default;
+  Result<uint64_t> boundary(uint64_t next_step);
   Result<uint64_t> serve_orders(std::optional<control::Order> first);
   Status carry_out(const control::Order& order, bool& switched, uint64_t& resume);
   Status prepare(const control::Order& order);
@@ -94,6 +96,12 @@ class Worker {
   Status rebuild_comms(uint64_t epoch);
   Status restore(uint64_t step);
   void abort_all(const Status& why);
+  // The client thread's view of an order: a recovery ordered while the
+  // program is inside a step aborts the step's collectives at once (a peer
+  // that went silent would hold them until the collective timeout, longer
+  // than the coordinator waits for the acks).
+  void interrupt(const control::Order& order);
+  void set_in_step(bool in_step);
   Status ack(const control::Order& order, const Status& result, uint64_t step = 0,
              uint64_t bytes = 0);
   std::string state_key(uint64_t epoch) const;
@@ -106,7 +114,12 @@ class Worker {
   std::string store_address_;
   std::unique_ptr<control::ControlClient> client_;
   std::vector<StateBuffer> buffers_;
+  // Guards comms_ and in_step_, which the client's thread reads (interrupt).
+  std::mutex comms_mutex_;
   std::vector<WorkerComm> comms_;
+  // Between a boundary and the next boundary, recover() or finish(): the
+  // program is running a step and its communicators are alive.
+  bool in_step_ = false;
   RollbackFn rollback_ = nullptr;
   void* rollback_context_ = nullptr;
   // Step snapshots: the state at the last two boundaries (see above).
