@@ -24,6 +24,13 @@ struct RuntimeJobOptions {
   double heartbeat_timeout_s = 1.0;
   double standby_wait_s = 30.0;  // with no standby ready: wait this long, then stop
   bool quiet = false;            // no status lines (events and the summary still)
+  // Standby warm-up: "replay" (the ranks record their first steps into the
+  // trace directory, TRAINMOVER_TRACE_DIR; standbys replay them) or "none"
+  // (no recording, cold standbys). The children get TRAINMOVER_WARMUP.
+  std::string warmup = "replay";
+  // The job's trace directory, kept; empty: a fresh one under $TMPDIR,
+  // removed when the job ends.
+  std::string trace_dir;
 };
 
 struct RuntimeJobResult {

@@ -22,7 +22,7 @@ wait_for() {
   exit 1
 }
 pid_in() { grep "$1" "$events" | head -n 1 | sed 's/.*"pid":\([0-9]*\).*/\1/'; }
-wait_for '"event":"standby_warmup"'
+wait_for '"event":"standby_warmup".*"state":"ready"'
 wait_for '"event":"slot_registered".*"slot":1[,}]'
 kill -9 "$(pid_in '"event":"slot_registered".*"slot":1[,}]')"
 wait_for '"event":"recovery_done"'
