@@ -236,6 +236,12 @@ Result<uint64_t> Worker::join() {
   if (!promotion_) return error(TM_ERROR_INVALID_ARGUMENT, "join before wait_promotion");
   const Order promote = *promotion_;
   auto joined = [&]() -> Status {
+    // Both step snapshots now, written (so resident), while the job is still
+    // preparing: otherwise the boundaries of the joiner's first step would
+    // allocate and fault them in, twice the state, inside its first step.
+    size_t total = 0;
+    for (const StateBuffer& b : buffers_) total += b.bytes;
+    for (auto& snap : snapshots_) snap.assign(total, std::byte{0});
     TM_ASSIGN_OR_RETURN(StateListener listener, StateListener::open("127.0.0.1"));
     TM_ASSIGN_OR_RETURN(
         auto store, rendezvous::TcpStore::connect(store_address_, *secret_, job_id_, kStoreWait));
