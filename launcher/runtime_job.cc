@@ -1,10 +1,15 @@
 #include "runtime_job.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "child_env.h"
 #include "common/parse.h"
@@ -66,6 +71,16 @@ class EventPrinter {
                      format_fixed(d("state_transfer_s"), 3), " + first step ",
                      format_fixed(d("first_step_s"), 3));
     }
+    if (name == "standby_warmup" && s("state") == "warming")
+      return str_cat("standby ", i("standby"), " warming up for role ", s("warming"));
+    if (name == "standby_warmup" && s("state") == "ready")
+      return str_cat("standby ", i("standby"), " ready for ", i("ready_roles"), ", warm for ",
+                     i("warm_roles"), e.contains("error") ? "; " + s("error") : "");
+    if (name == "joiner_first_step")
+      return str_cat("slot ", i("slot"), "'s first step as joiner (",
+                     e.value("warm", false) ? "warm" : "cold",
+                     "): ", format_fixed(d("wall_s") * 1e3, 1), " ms, ",
+                     format_fixed(d("cpu_s") * 1e3, 1), " ms CPU, ", i("minflt"), " minor faults");
     if (name == "migration_requested")
       return str_cat("migration of slot ", i("slot"), " requested");
     if (name == "standby_lost" || name == "standby_failed")
@@ -99,6 +114,39 @@ std::string status_line(control::Coordinator& coordinator) {
                  ", standbys ready ", ready, recovery);
 }
 
+// A directory this launcher made, removed with what is in it when the job
+// ends; empty when the directory was given (and is kept).
+class OwnedDir {
+ public:
+  OwnedDir() = default;
+  explicit OwnedDir(std::string path) : path_(std::move(path)) {}
+  OwnedDir(const OwnedDir&) = delete;
+  OwnedDir& operator=(const OwnedDir&) = delete;
+  ~OwnedDir() {
+    std::error_code ignored;  // a leftover in $TMPDIR is no reason to fail the job
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+
+ private:
+  std::string path_;
+};
+
+// The trace directory's variables for the children, and the directory.
+Result<EnvVars> warmup_env(const RuntimeJobOptions& options, std::optional<OwnedDir>& owned) {
+  if (options.warmup == "none")
+    return EnvVars{{"TRAINMOVER_WARMUP", "none"}, {"TRAINMOVER_TRACE_DIR", ""}};
+  std::string dir = options.trace_dir;
+  if (dir.empty()) {
+    std::string pattern = get_env("TMPDIR").value_or("/tmp") + "/trainmover-traces.XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) return system_error("mkdtemp " + pattern, errno);
+    dir = pattern;
+    owned.emplace(dir);
+  } else if (mkdir(dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return system_error("--trace-dir " + dir, errno);
+  }
+  return EnvVars{{"TRAINMOVER_WARMUP", "replay"}, {"TRAINMOVER_TRACE_DIR", dir}};
+}
+
 }  // namespace
 
 Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
@@ -108,6 +156,8 @@ Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
                  job.nprocs);
   TM_ASSIGN_OR_RETURN(control::Layout layout,
                       control::Layout::create(job.nprocs / options.pp, options.pp));
+  std::optional<OwnedDir> trace_dir;
+  TM_ASSIGN_OR_RETURN(EnvVars warmup, warmup_env(options, trace_dir));
   auto printer = std::make_shared<EventPrinter>();
   std::unique_ptr<control::Coordinator> coordinator;
   job.recover_failures = true;
@@ -124,8 +174,10 @@ Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
       TM_RETURN_IF_ERROR(control::write_job_file(
           options.job_file, {coordinator->address(), job_id, secret.to_hex(), getpid()}));
     }
-    return EnvVars{{"TRAINMOVER_CONTROL", coordinator->address()},
-                   {"TRAINMOVER_SWITCH", options.switch_mode}};
+    EnvVars env = warmup;
+    env.emplace_back("TRAINMOVER_CONTROL", coordinator->address());
+    env.emplace_back("TRAINMOVER_SWITCH", options.switch_mode);
+    return env;
   };
   job.on_exit = [&](pid_t pid, int exit_code, int signal) {
     if (coordinator) coordinator->report_exit(pid, exit_code, signal);

@@ -28,6 +28,13 @@ struct RuntimeJobOptions {
   // delta switch) or "rebuild" (each destroys and re-creates its
   // communicators); passed to every process as TRAINMOVER_SWITCH.
   std::string switch_mode = "delta";
+  // Standby warm-up: "replay" (the ranks record their first steps into the
+  // trace directory, TRAINMOVER_TRACE_DIR; standbys replay them) or "none"
+  // (no recording, cold standbys). The children get TRAINMOVER_WARMUP.
+  std::string warmup = "replay";
+  // The job's trace directory, kept; empty: a fresh one under $TMPDIR,
+  // removed when the job ends.
+  std::string trace_dir;
 };
 
 struct RuntimeJobResult {

@@ -115,6 +115,22 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime,
                 "a rank silent this long has failed (default 1)")
       .duration("standby-wait", "SEC", 0, 3600, runtime.standby_wait_s,
                 "with no standby left, wait this long for one, then stop (default 30)")
+      .custom(
+          "warmup", "MODE",
+          [&](std::string_view v) -> Status {
+            if (v != "replay" && v != "none")
+              return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "'", v,
+                                       "' is not a warm-up mode (replay or none)");
+            runtime.warmup = std::string(v);
+            return Status::Ok();
+          },
+          "standby warm-up: replay (the ranks record their first steps, standbys replay\n"
+          "them in a sandbox; default) or none (cold standbys)")
+      .from_env("TRAINMOVER_WARMUP")
+      .text("trace-dir", "DIR", runtime.trace_dir,
+            "the job's traces go to DIR, kept (default: a fresh directory under $TMPDIR,\n"
+            "removed at the end)")
+      .from_env("TRAINMOVER_TRACE_DIR")
       .flag("quiet,q", runtime.quiet, "no status lines (events and the summary still)")
       .operands(trainmover::cli::Operands::kProgram, "PROGRAM", options.argv)
       .epilog(

@@ -19,6 +19,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "trainmover/trainmover.h"
@@ -36,6 +38,14 @@ struct Topology {
   int slot_of(int stage, int dp_index) const { return stage * dp + dp_index; }
 };
 
+// The role of pipeline stage `stage` of `pp`: none (one stage), first,
+// middle or last, as the traces and the coordinator name it.
+tm_stage_t stage_role(int stage, int pp);
+const char* role_name(tm_stage_t role);  // "none", "first", "middle", "last"
+// The stages whose traces a standby warms up on, one per distinct role:
+// the first, stage 1 (the middle role), the last.
+std::vector<int> warmed_stages(int pp);
+
 class StageComm {
  public:
   // D = P = 1: no communicator. Else reads the job from the TRAINMOVER_*
@@ -45,6 +55,17 @@ class StageComm {
   // A standby promoted to `slot`: the same communicators, opened as
   // standbys (tm_comm_init_standby); the worker joins them to the job.
   static Result<std::unique_ptr<StageComm>> create_standby(int dp, int pp, int slot);
+  // A standby's warm-up of `stage`: the communicators of its slot at DP
+  // index 0, as sandboxes replaying that slot's traces from the job's trace
+  // directory (TRAINMOVER_TRACE_DIR); nothing leaves the process.
+  static Result<std::unique_ptr<StageComm>> create_sandbox(int dp, int pp, int stage);
+  // The trace files a sandbox of `stage` replays, in `trace_dir`.
+  static std::vector<std::string> trace_paths(const std::string& trace_dir, int dp, int pp,
+                                              int stage);
+  // Promoted to `slot` (of the same stage): turns the sandboxes into
+  // standbys of the job in place (tm_comm_go_standby), so what the warm-up
+  // allocated around them stays valid.
+  Status go_standby(int slot);
   // Registers the communicators with the runtime's worker, each with the job
   // slots that serve its slots.
   Status register_with(tm_worker_t worker) const;
@@ -68,6 +89,10 @@ class StageComm {
   Status recv_prev(void* buf, size_t count, tm_datatype_t type);
   // In place, over this stage's DP group; nothing when D = 1.
   Status dp_allreduce(void* buf, size_t count, tm_datatype_t type, tm_redop_t op);
+  // Marks a training step for recording and replay (tm_iteration_begin /
+  // tm_iteration_end on every communicator); nothing when there is none.
+  Status iteration_begin();
+  Status iteration_end();
   // In place, over every slot; nothing when there is one.
   Status world_allreduce(void* buf, size_t count, tm_datatype_t type, tm_redop_t op);
 

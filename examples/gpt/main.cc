@@ -10,10 +10,14 @@
 // failed (the message names why).
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 #include "comm.h"
+#include "common/parse.h"
 #include "options.h"
 #include "trainer.h"
+#include "warmup.h"
 
 namespace {
 
@@ -79,23 +83,52 @@ tm_result_t rollback(void* context, uint64_t* next_step) {
   return TM_SUCCESS;
 }
 
+// A standby's warm-up (warmup.h), unless the launcher gave no trace
+// directory or turned it off (trainmover-launch --warmup none).
+Result<std::optional<Warmup>> warm_up(const CommandLine& cl, tm_worker_t worker) {
+  const std::string mode = trainmover::get_env("TRAINMOVER_WARMUP").value_or("replay");
+  if (mode != "replay" && mode != "none")
+    return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "TRAINMOVER_WARMUP is '", mode,
+                             "'; it must be replay or none");
+  const std::string dir = trainmover::get_env("TRAINMOVER_TRACE_DIR").value_or("");
+  if (mode == "none" || dir.empty()) return std::optional<Warmup>();
+  tm_config_t config = TM_CONFIG_INITIALIZER;
+  TM_RETURN_IF_ERROR(worker_status(tm_config_init(&config), "read the TRAINMOVER_* environment"));
+  TM_ASSIGN_OR_RETURN(Warmup warmup, Warmup::run(cl.train, cl.dp, cl.pp, dir,
+                                                 static_cast<uint64_t>(config.record_iterations),
+                                                 cl.warmup_wait_s, worker));
+  return std::optional<Warmup>(std::move(warmup));
+}
+
 // The process's part of the job: alone, an active rank, or a standby that
-// is promoted first. Its communicators are left in `held`: the worker may
-// abort them from its own thread until tm_worker_destroy (trainmover(3)).
+// is promoted first (to a warmed-up stage when it has one). Its communicators
+// are left in `held`: the worker may abort them from its own thread until
+// tm_worker_destroy (trainmover(3)).
 Status train(const CommandLine& cl, tm_worker_t worker, std::unique_ptr<StageComm>& held) {
   tm_worker_kind_t kind = TM_WORKER_ALONE;
   TM_RETURN_IF_ERROR(worker_status(tm_worker_kind(worker, &kind), "worker kind"));
   int slot = -1;
-  if (kind == TM_WORKER_STANDBY)
+  std::unique_ptr<WarmStage> warm;
+  if (kind == TM_WORKER_STANDBY) {
+    TM_ASSIGN_OR_RETURN(std::optional<Warmup> warmup, warm_up(cl, worker));
     TM_RETURN_IF_ERROR(
         worker_status(tm_worker_wait_promotion(worker, kPromotionWaitS, &slot), "standby"));
-  auto comm = kind == TM_WORKER_STANDBY ? StageComm::create_standby(cl.dp, cl.pp, slot)
-                                        : StageComm::create(cl.dp, cl.pp);
-  if (!comm.ok()) return comm.status();
-  held = std::move(*comm);
-  TrainOptions options = cl.train;
-  if (kind == TM_WORKER_STANDBY) options.resume = false;  // its state comes from the job
-  TM_ASSIGN_OR_RETURN(auto trainer, Trainer::create(options, *held));
+    if (warmup) {
+      TM_ASSIGN_OR_RETURN(warm, warmup->take(slot));
+    }
+  }
+  std::unique_ptr<Trainer> trainer;
+  if (warm) {
+    held = std::move(warm->comm);
+    trainer = std::move(warm->trainer);
+  } else {
+    TM_ASSIGN_OR_RETURN(held, kind == TM_WORKER_STANDBY
+                                  ? StageComm::create_standby(cl.dp, cl.pp, slot)
+                                  : StageComm::create(cl.dp, cl.pp));
+    TrainOptions options = cl.train;
+    if (kind == TM_WORKER_STANDBY) options.resume = false;  // its state comes from the job
+    TM_ASSIGN_OR_RETURN(trainer, Trainer::create(options, *held));
+  }
   for (const StateRegion& r : trainer->state().regions())
     TM_RETURN_IF_ERROR(worker_status(tm_worker_register_buffer(worker, r.name, r.data, r.bytes),
                                      "register state"));

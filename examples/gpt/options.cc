@@ -60,7 +60,9 @@ void describe(cli::CommandLine& table, CommandLine& cl, Wide& w) {
       .integer("log-every", "K", 0, INT32_MAX, t.log_every,
                with_default("a progress line every N steps (0: none)", t.log_every).c_str())
       .flag("print-hash", t.print_hash,
-            "print the final parameter hash on stdout, as \"param-hash HEX\"");
+            "print the final parameter hash on stdout, as \"param-hash HEX\"")
+      .duration("warmup-wait", "SEC", 0, 3600, cl.warmup_wait_s,
+                "a standby waits this long for a role's trace, then serves it cold (default 60)");
   // The shape's ranges are validate(ModelShape)'s; it also checks the pairs.
   table.section("Model")
       .integer("layers", "L", 1, 256, m.n_layers, with_default("blocks", m.n_layers).c_str())

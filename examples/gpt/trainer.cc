@@ -30,6 +30,7 @@ Result<std::unique_ptr<Trainer>> Trainer::create(const TrainOptions& options, St
   TM_ASSIGN_OR_RETURN(Corpus corpus, Corpus::load(path, options.shape.seq_len));
   auto trainer = std::make_unique<Trainer>(Key(), options, comm, span, std::move(corpus));
   if (options.resume) TM_RETURN_IF_ERROR(trainer->restore_checkpoint());
+  trainer->start_step_ = trainer->state_.counters.step;
   return trainer;
 }
 
@@ -100,6 +101,24 @@ void Trainer::sample(int micro, StageCache<float>& cache) const {
 }
 
 Result<double> Trainer::step(bool report) {
+  TM_RETURN_IF_ERROR(comm_.iteration_begin());
+  Result<double> loss = step_body(report);
+  Status ended = comm_.iteration_end();
+  if (loss.ok() && !ended.ok()) return ended;
+  return loss;
+}
+
+bool Trainer::reports(uint64_t n, uint64_t first) const {
+  return n == first + 1 || n == options_.steps ||
+         (options_.log_every > 0 && n % static_cast<uint64_t>(options_.log_every) == 0);
+}
+
+Status Trainer::warm_up(uint64_t iterations) {
+  for (uint64_t n = 1; n <= iterations; ++n) TM_RETURN_IF_ERROR(step(reports(n, 0)).status());
+  return Status::Ok();
+}
+
+Result<double> Trainer::step_body(bool report) {
   const StageSpan& span = stage_.span();
   const size_t acts = stage_.activation_count();
   std::fill(grads_.begin(), grads_.end(), 0.0f);
@@ -163,8 +182,9 @@ Result<TrainSummary> Trainer::run(StepHooks* hooks) {
                      " but the state holds step ", state_.counters.step);
     }
     const uint64_t n = state_.counters.step + 1;
-    const bool report = n == summary.first_step + 1 || n == options_.steps ||
-                        (options_.log_every > 0 && n % options_.log_every == 0);
+    // Every rank of the job must agree on it, so it counts from the step the
+    // job started at, not from where this process started (a joiner's).
+    const bool report = reports(n, start_step_);
     const double t0 = now_s();
     Result<double> stepped = step(report);
     if (!stepped.ok() && hooks != nullptr) {

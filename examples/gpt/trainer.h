@@ -80,7 +80,15 @@ class Trainer {
 
   // One step; returns the global batch's mean loss on the last stage (only
   // averaged over DP when `report` is set; all processes must agree on it).
+  // The step is one iteration of the communicators (recorded in a job's
+  // first steps, replayed by a standby's warm-up).
   Result<double> step(bool report);
+  // A standby's warm-up on sandbox communicators: runs the first
+  // `iterations` steps of a fresh run, as an active rank of this stage ran
+  // (and recorded) them, so that every buffer, allocator pool and page the
+  // stage's steps touch is there when it is promoted. The state changes:
+  // the promotion's state transfer (or rollback) replaces it.
+  Status warm_up(uint64_t iterations);
   // Replaces the state with the latest checkpoint that every stage has in
   // options.checkpoint_dir (agreed by an allreduce over the job: collective),
   // or keeps it when there is none. --resume calls it before the first step;
@@ -100,6 +108,10 @@ class Trainer {
  private:
   Status maybe_checkpoint(bool at_end);
   bool reporter() const;
+  // Whether step n (1-based) of a run that started at step `first` reports
+  // its loss (an extra allreduce: the warm-up must make the same calls).
+  bool reports(uint64_t n, uint64_t first) const;
+  Result<double> step_body(bool report);
   void sample(int micro, StageCache<float>& cache) const;
 
   TrainOptions options_;
@@ -110,6 +122,9 @@ class Trainer {
   std::vector<float> grads_;
   std::vector<StageCache<float>> caches_;  // one per micro-batch in flight
   std::vector<float> act_in_, grad_out_, grad_in_;
+  // The step the job started from (after a resume); a standby's trainer
+  // starts from 0, so its steps report as the job's ranks' (reports()).
+  uint64_t start_step_ = 0;
 };
 
 }  // namespace trainmover::gpt

@@ -400,9 +400,10 @@ typedef enum TM_ENUM_BASE {
  * recovery). Returns TM_SUCCESS or an error, which stops the job. */
 typedef tm_result_t (*tm_rollback_fn)(void* context, uint64_t* next_step);
 
-/* Connects to the coordinator when the environment names one (a standby
- * then reports itself ready). On success *worker is owned by the caller
- * until tm_worker_destroy(). */
+/* Connects to the coordinator when the environment names one. A standby
+ * starts as "starting"; it reports its warm-up with the two calls below, or
+ * else tm_worker_wait_promotion() reports it ready (cold) for every role.
+ * On success *worker is owned by the caller until tm_worker_destroy(). */
 tm_result_t tm_worker_init(tm_worker_t* worker);
 /* Closes the coordinator connection (it sees it close; after
  * tm_worker_finish() that is no failure). NULL is accepted. */
@@ -434,7 +435,22 @@ tm_result_t tm_worker_step_boundary(tm_worker_t worker, uint64_t next_step, uint
  * in the recovery, and returns in *resume_step the step the registered
  * buffers now hold, to run next. */
 tm_result_t tm_worker_recover(tm_worker_t worker, uint64_t* resume_step);
-/* Standby: waits up to timeout_s to be promoted; *slot is the job slot. */
+/* Standby warm-up (before tm_worker_wait_promotion; trainmover(3),
+ * WARM-UP). tm_worker_warmup_begin() reports "warming ROLE" while the
+ * program replays that role's trace in a sandbox. tm_worker_warmup_done()
+ * reports it ready: promotable to each role of warm[] (warmed up) and of
+ * cold[] (served cold: allocated when promoted), with `detail` saying why
+ * the cold ones are (NULL or "" for none). The coordinator promotes it to a
+ * role of either list, never to another. At most once; a role may not be in
+ * both lists. TM_ERROR_INVALID_ARGUMENT for an active rank or bad lists. */
+tm_result_t tm_worker_warmup_begin(tm_worker_t worker, tm_stage_t role);
+tm_result_t tm_worker_warmup_done(tm_worker_t worker, const tm_stage_t* warm, int nwarm,
+                                  const tm_stage_t* cold, int ncold, const char* detail);
+/* Standby: waits up to timeout_s to be promoted; *slot is the job slot.
+ * Reports the standby ready (cold) for every role first unless
+ * tm_worker_warmup_done() did. After the switch, the joiner measures its
+ * first step (wall and CPU time, minor page faults of the process) and
+ * reports it to the coordinator (the joiner_first_step event). */
 tm_result_t tm_worker_wait_promotion(tm_worker_t worker, double timeout_s, int* slot);
 /* Standby, once promoted and its communicators and buffers registered:
  * joins them to the job, receives the state, switches over; *resume_step is

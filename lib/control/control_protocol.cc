@@ -45,22 +45,16 @@ const char* order_kind_name(OrderKind kind) {
 namespace {
 
 // One name per alternative of Message, in its order.
-constexpr const char* kTypeNames[] = {"register",    "welcome",   "heartbeat", "failure_report",
-                                      "exit_report", "warmup",    "status",    "status_reply",
-                                      "migrate",     "subscribe", "event",     "events_end",
-                                      "reply",       "order",     "ack",       "goodbye"};
+constexpr const char* kTypeNames[] = {
+    "register", "welcome",      "heartbeat", "failure_report", "exit_report", "warmup",
+    "status",   "status_reply", "migrate",   "subscribe",      "event",       "events_end",
+    "reply",    "order",        "ack",       "goodbye",        "first_step"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<Message>);
 
 // ---- encoding -------------------------------------------------------------
 
 json process_json(const ProcessId& p) {
   return {{"pid", p.pid}, {"host", p.host}, {"instance", p.instance_id}};
-}
-
-json roles_json(const std::set<StageRole>& roles) {
-  json out = json::array();
-  for (StageRole r : roles) out.push_back(stage_role_name(r));
-  return out;
 }
 
 json fields_of(const Register& m) {
@@ -83,7 +77,15 @@ json fields_of(const WarmupProgress& m) {
   return {{"state", warmup_state_name(m.state)},
           {"warming", stage_role_name(m.warming)},
           {"ready_roles", roles_json(m.ready_roles)},
+          {"warm_roles", roles_json(m.warm_roles)},
           {"error", m.error}};
+}
+json fields_of(const FirstStep& m) {
+  return {{"step", m.step},
+          {"wall_s", m.wall_s},
+          {"cpu_s", m.cpu_s},
+          {"minflt", m.minflt},
+          {"warm", m.warm}};
 }
 json fields_of(const StatusRequest&) { return json::object(); }
 json fields_of(const StatusReply& m) { return {{"status", m.status}}; }
@@ -308,6 +310,7 @@ Message read(Fields& f, WarmupProgress) {
   m.state = f.choice("state", kWarmupStates, warmup_state_name);
   m.warming = f.choice("warming", kRoles, stage_role_name);
   m.ready_roles = f.roles("ready_roles");
+  m.warm_roles = f.roles("warm_roles");
   m.error = f.text("error");
   return m;
 }
@@ -355,6 +358,15 @@ Message read(Fields& f, Ack) {
 }
 
 Message read(Fields& f, Goodbye) { return Goodbye{f.text("reason")}; }
+Message read(Fields& f, FirstStep) {
+  FirstStep m;
+  m.step = f.unsigned64("step");
+  m.wall_s = f.seconds("wall_s");
+  m.cpu_s = f.seconds("cpu_s");
+  m.minflt = f.unsigned64("minflt");
+  m.warm = f.boolean("warm");
+  return m;
+}
 
 template <size_t I = 0>
 Result<Message> read_type(const json& object, const std::string& type) {

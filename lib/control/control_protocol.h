@@ -22,7 +22,13 @@
 //     Heartbeat       liveness; `step` is the step the rank is in (active) or 0.
 //     FailureReport   a rank's collective failed because of `failed_slot`.
 //     ExitReport      a launcher saw process `pid` exit (code or signal).
-//     WarmupProgress  a standby's warm-up state.
+//     WarmupProgress  a standby's warm-up state: ready_roles are the roles it
+//                     may be promoted to, warm_roles those of them it warmed
+//                     up for (the others it serves cold); error says why a
+//                     role is cold, or (kFailed) why it failed.
+//     FirstStep       a joiner's first step after its switch, as it measured
+//                     it: wall and CPU seconds (the whole process), minor page
+//                     faults, and whether it had warmed up for its role.
 //     StatusRequest   answered with StatusReply.
 //     MigrateRequest  planned move of `slot` to a standby; answered with Reply.
 //     Subscribe       events: the stored ones (replay) then EventsEnd, and the
@@ -91,7 +97,15 @@ struct WarmupProgress {
   WarmupState state = WarmupState::kStarting;
   StageRole warming = StageRole::kNone;  // kWarming
   std::set<StageRole> ready_roles;
-  std::string error;  // kFailed
+  std::set<StageRole> warm_roles;  // a subset of ready_roles
+  std::string error;               // kFailed; kReady: why some roles are cold
+};
+struct FirstStep {
+  uint64_t step = 0;  // the step it ran (the resume step)
+  double wall_s = 0;
+  double cpu_s = 0;     // user + system, every thread of the process
+  uint64_t minflt = 0;  // minor page faults, every thread
+  bool warm = false;    // it had warmed up for the role it took
 };
 struct StatusRequest {};
 struct StatusReply {
@@ -155,7 +169,7 @@ struct Ack {
 
 using Message = std::variant<Register, Welcome, Heartbeat, FailureReport, ExitReport,
                              WarmupProgress, StatusRequest, StatusReply, MigrateRequest, Subscribe,
-                             EventMessage, EventsEnd, Reply, Order, Ack, Goodbye>;
+                             EventMessage, EventsEnd, Reply, Order, Ack, Goodbye, FirstStep>;
 
 const char* message_type(const Message& message);
 

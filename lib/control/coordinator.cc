@@ -189,6 +189,10 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
     if (peer.standby < 0) return refuse("standbys");
     return handle_warmup(peer, *m);
   }
+  if (auto* m = std::get_if<FirstStep>(&message)) {
+    if (peer.slot < 0) return refuse("active ranks");
+    return handle_first_step(peer, *m);
+  }
   if (std::holds_alternative<StatusRequest>(message))
     return server_->send(id, StatusReply{status_json()});
   if (auto* m = std::get_if<MigrateRequest>(&message)) return reply(id, request_migration(m->slot));
@@ -250,21 +254,29 @@ void Coordinator::Impl::handle_failure_report(Peer& peer, const FailureReport& r
 }
 
 void Coordinator::Impl::handle_warmup(Peer& peer, const WarmupProgress& w) {
-  Status st = membership_.set_warmup(peer.standby, w.state, w.warming, w.ready_roles, w.error);
+  Status st = membership_.set_warmup(peer.standby, w.state, w.warming, w.ready_roles, w.warm_roles,
+                                     w.error);
   if (!st.ok()) return;
-  json ready = json::array();
-  for (StageRole r : w.ready_roles) ready.push_back(stage_role_name(r));
-  json fields = {
-      {"standby", peer.standby}, {"state", warmup_state_name(w.state)}, {"ready_roles", ready}};
+  json fields = {{"standby", peer.standby},
+                 {"state", warmup_state_name(w.state)},
+                 {"ready_roles", roles_json(w.ready_roles)},
+                 {"warm_roles", roles_json(w.warm_roles)}};
   if (w.state == WarmupState::kWarming) fields["warming"] = stage_role_name(w.warming);
+  if (!w.error.empty()) fields["error"] = w.error;
   if (w.state == WarmupState::kFailed) {
-    fields["error"] = w.error;
     fields["pool"] = membership_.usable_standbys();
     emit("standby_failed", std::move(fields));
     return;
   }
   emit("standby_warmup", std::move(fields));
   if (w.state == WarmupState::kReady) recovery_standby_ready();
+}
+
+void Coordinator::Impl::handle_first_step(Peer& peer, const FirstStep& f) {
+  json fields = {{"slot", peer.slot}, {"step", f.step},     {"wall_s", f.wall_s},
+                 {"cpu_s", f.cpu_s},  {"minflt", f.minflt}, {"warm", f.warm}};
+  if (recovery_ && recovery_->leaver == peer.slot) recovery_->joiner_step = fields;
+  emit("joiner_first_step", std::move(fields));
 }
 
 void Coordinator::Impl::handle_subscribe(ConnectionId id, Peer& peer, const Subscribe& s) {

@@ -78,6 +78,7 @@ class Coordinator::Impl {
   void handle_heartbeat(Peer& peer, const Heartbeat& h);
   void handle_failure_report(Peer& peer, const FailureReport& r);
   void handle_warmup(Peer& peer, const WarmupProgress& w);
+  void handle_first_step(Peer& peer, const FirstStep& f);
   void handle_subscribe(ConnectionId id, Peer& peer, const Subscribe& s);
 
   // Failure sources all end here. `failed_at` is the best estimate of when

@@ -335,6 +335,15 @@ json Coordinator::Impl::breakdown() const {
 void Coordinator::Impl::finish_recovery(bool first_step_seen) {
   json fields = breakdown();
   fields["first_step_seen"] = first_step_seen;
+  // The joiner reports them right before the heartbeat that ends the
+  // recovery, on the same connection: they are here unless it died.
+  const json& js = recovery_->joiner_step;
+  if (js.is_object()) {
+    fields["joiner_warm"] = js["warm"];
+    fields["joiner_step_wall_s"] = js["wall_s"];
+    fields["joiner_step_cpu_s"] = js["cpu_s"];
+    fields["joiner_step_minflt"] = js["minflt"];
+  }
   emit("recovery_done", std::move(fields));
   recovery_.reset();
   begin_next_recovery();

@@ -107,14 +107,21 @@ const Standby* Membership::standby(int id) const {
 }
 
 Status Membership::set_warmup(int id, WarmupState state, StageRole warming,
-                              std::set<StageRole> ready, std::string error_text) {
+                              std::set<StageRole> ready, std::set<StageRole> warm,
+                              std::string error_text) {
   Standby* s = find_standby(id);
   if (!s) return error(TM_ERROR_INVALID_ARGUMENT, "no standby ", id);
   if (s->state == WarmupState::kFailed)
     return error(TM_ERROR_INVALID_ARGUMENT, "standby ", id, " has failed already");
+  for (StageRole r : warm) {
+    if (!ready.count(r))
+      return error(TM_ERROR_INVALID_ARGUMENT, "standby ", id, " is warm for role ",
+                   stage_role_name(r), " but not ready for it");
+  }
   s->state = state;
   s->warming = warming;
   s->ready_roles = std::move(ready);
+  s->warm_roles = std::move(warm);
   s->error = std::move(error_text);
   return Status::Ok();
 }
@@ -183,6 +190,12 @@ std::optional<int> Membership::standby_of_pid(pid_t pid) const {
   return std::nullopt;
 }
 
+nlohmann::json roles_json(const std::set<StageRole>& roles) {
+  nlohmann::json out = nlohmann::json::array();
+  for (StageRole r : roles) out.push_back(stage_role_name(r));
+  return out;
+}
+
 namespace {
 nlohmann::json process_json(const ProcessId& p) {
   return {{"pid", p.pid}, {"host", p.host}, {"instance", p.instance_id}};
@@ -202,14 +215,13 @@ nlohmann::json Membership::to_json() const {
   }
   nlohmann::json standbys = nlohmann::json::array();
   for (const Standby& s : standbys_) {
-    nlohmann::json ready = nlohmann::json::array();
-    for (StageRole r : s.ready_roles) ready.push_back(stage_role_name(r));
     nlohmann::json j = {{"id", s.id},
                         {"process", process_json(s.process)},
                         {"state", warmup_state_name(s.state)},
-                        {"ready_roles", std::move(ready)}};
+                        {"ready_roles", roles_json(s.ready_roles)},
+                        {"warm_roles", roles_json(s.warm_roles)}};
     if (s.state == WarmupState::kWarming) j["warming"] = stage_role_name(s.warming);
-    if (s.state == WarmupState::kFailed) j["error"] = s.error;
+    if (!s.error.empty()) j["error"] = s.error;
     standbys.push_back(std::move(j));
   }
   return {{"epoch", epoch_},

@@ -55,6 +55,9 @@ struct SlotState {
   uint64_t step = 0;                 // the step its last heartbeat reported
 };
 
+// ["first", "last"]: roles as the protocol and the events name them.
+nlohmann::json roles_json(const std::set<StageRole>& roles);
+
 enum class WarmupState { kStarting, kWarming, kReady, kFailed };
 const char* warmup_state_name(WarmupState state);
 
@@ -63,8 +66,9 @@ struct Standby {
   ProcessId process;
   WarmupState state = WarmupState::kStarting;
   StageRole warming = StageRole::kNone;  // kWarming: the role it replays now
-  std::set<StageRole> ready_roles;       // roles it has warmed up for
-  std::string error;                     // kFailed: why
+  std::set<StageRole> ready_roles;       // roles it may be promoted to
+  std::set<StageRole> warm_roles;        // those of them it warmed up for
+  std::string error;                     // kFailed: why; kReady: why a role is cold
 };
 
 class Membership {
@@ -87,8 +91,9 @@ class Membership {
 
   // Adds a standby in kStarting; returns its id.
   int add_standby(const ProcessId& process);
+  // `warm` must be a subset of `ready`.
   Status set_warmup(int id, WarmupState state, StageRole warming, std::set<StageRole> ready,
-                    std::string error);
+                    std::set<StageRole> warm, std::string error);
   void remove_standby(int id);
   const Standby* standby(int id) const;
   const std::vector<Standby>& standbys() const { return standbys_; }

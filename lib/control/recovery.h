@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -65,6 +66,7 @@ struct Recovery {
   Clock::time_point transfer_started;
   Clock::time_point transfer_done;
   Clock::time_point switched_at;
+  nlohmann::json joiner_step;  // the joiner's own figures of its first step (FirstStep)
 };
 
 }  // namespace trainmover::control

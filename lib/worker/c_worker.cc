@@ -1,5 +1,6 @@
 // The C API of the worker (tm_worker_* in trainmover.h) over Worker.
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "api/comm_handle.h"
@@ -106,6 +107,57 @@ tm_result_t tm_worker_recover(tm_worker_t worker, uint64_t* resume_step) {
     TM_RETURN_IF_ERROR(need_out(resume_step, "resume_step"));
     TM_ASSIGN_OR_RETURN(*resume_step, worker->impl->recover());
     return Status::Ok();
+  });
+}
+
+namespace {
+
+trainmover::Result<trainmover::control::StageRole> role_of(tm_stage_t stage) {
+  using trainmover::control::StageRole;
+  switch (stage) {
+    case TM_STAGE_NONE:
+      return StageRole::kNone;
+    case TM_STAGE_FIRST:
+      return StageRole::kFirst;
+    case TM_STAGE_MIDDLE:
+      return StageRole::kMiddle;
+    case TM_STAGE_LAST:
+      return StageRole::kLast;
+  }
+  return trainmover::error(TM_ERROR_INVALID_ARGUMENT, "invalid pipeline stage ",
+                           static_cast<int>(stage));
+}
+
+trainmover::Result<std::set<trainmover::control::StageRole>> roles_of(const tm_stage_t* stages,
+                                                                      int n, const char* what) {
+  std::set<trainmover::control::StageRole> roles;
+  if (n < 0 || (n > 0 && stages == nullptr))
+    return trainmover::error(TM_ERROR_INVALID_ARGUMENT, what, ": ", n, " roles at NULL");
+  for (int i = 0; i < n; ++i) {
+    TM_ASSIGN_OR_RETURN(auto role, role_of(stages[i]));
+    roles.insert(role);
+  }
+  return roles;
+}
+
+}  // namespace
+
+tm_result_t tm_worker_warmup_begin(tm_worker_t worker, tm_stage_t role) {
+  return c_call([&]() -> Status {
+    TM_RETURN_IF_ERROR(need_worker(worker));
+    TM_ASSIGN_OR_RETURN(auto r, role_of(role));
+    return worker->impl->warmup_begin(r);
+  });
+}
+
+tm_result_t tm_worker_warmup_done(tm_worker_t worker, const tm_stage_t* warm, int nwarm,
+                                  const tm_stage_t* cold, int ncold, const char* detail) {
+  return c_call([&]() -> Status {
+    TM_RETURN_IF_ERROR(need_worker(worker));
+    TM_ASSIGN_OR_RETURN(auto warm_roles, roles_of(warm, nwarm, "warm"));
+    TM_ASSIGN_OR_RETURN(auto cold_roles, roles_of(cold, ncold, "cold"));
+    return worker->impl->warmup_done(std::move(warm_roles), std::move(cold_roles),
+                                     detail != nullptr ? detail : "");
   });
 }
 

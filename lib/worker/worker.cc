@@ -1,5 +1,6 @@
 #include "worker/worker.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -43,6 +44,20 @@ uint64_t rss_kib() {
 Status api_status(tm_result_t rc, const std::string& what) {
   if (rc == TM_SUCCESS) return Status::Ok();
   return Status(rc, str_cat(what, ": ", tm_get_last_error()));
+}
+
+// CPU seconds (user + system) and minor page faults of the whole process:
+// a joiner's first step runs on the training thread and on its
+// communicators' progress threads.
+struct ProcessUsage {
+  double cpu_s = 0;
+  uint64_t minflt = 0;
+};
+ProcessUsage process_usage() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return {};
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return {secs(u.ru_utime) + secs(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
 }
 
 // The index of job slot `slot` among a communicator's slots, -1 if absent.
@@ -101,15 +116,6 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   auto client = control::ControlClient::connect(options, secret);
   if (!client.ok()) return client.status().with_context("connect to the coordinator");
   w->client_ = std::move(*client);
-  if (w->kind_ == WorkerKind::kStandby) {
-    // No trace replay yet: a standby allocates its role when promoted, so it
-    // can serve any role at once (a cold standby, docs/runtime.md).
-    control::WarmupProgress ready;
-    ready.state = control::WarmupState::kReady;
-    ready.ready_roles = {control::StageRole::kNone, control::StageRole::kFirst,
-                         control::StageRole::kMiddle, control::StageRole::kLast};
-    TM_RETURN_IF_ERROR(w->client_->send(ready));
-  }
   return w;
 }
 
@@ -179,6 +185,9 @@ Result<uint64_t> Worker::boundary(uint64_t next_step) {
   }
   snapshot_step_[next_step % 2] = next_step;
   last_boundary_ = next_step;
+  // Before set_step: the report must reach the coordinator ahead of any
+  // heartbeat that says the first step is done.
+  if (measure_joiner_step_) TM_RETURN_IF_ERROR(measure_first_step(next_step));
   client_->set_step(next_step);
   if (announce_steps_ > 0) {  // the coordinator times the first step after a switch
     --announce_steps_;
@@ -209,9 +218,51 @@ Result<uint64_t> Worker::recover() {
   return serve_orders(std::nullopt);
 }
 
+Status Worker::warmup_begin(control::StageRole role) {
+  if (kind_ != WorkerKind::kStandby)
+    return error(TM_ERROR_INVALID_ARGUMENT, "only a standby warms up");
+  if (warmup_reported_) return error(TM_ERROR_INVALID_ARGUMENT, "the warm-up is already done");
+  control::WarmupProgress progress;
+  progress.state = control::WarmupState::kWarming;
+  progress.warming = role;
+  return client_->send(progress);
+}
+
+Status Worker::warmup_done(std::set<control::StageRole> warm, std::set<control::StageRole> cold,
+                           const std::string& detail) {
+  if (kind_ != WorkerKind::kStandby)
+    return error(TM_ERROR_INVALID_ARGUMENT, "only a standby warms up");
+  if (warmup_reported_) return error(TM_ERROR_INVALID_ARGUMENT, "the warm-up is already done");
+  control::WarmupProgress ready;
+  ready.state = control::WarmupState::kReady;
+  for (control::StageRole r : cold) {
+    if (warm.count(r))
+      return error(TM_ERROR_INVALID_ARGUMENT, "role ", control::stage_role_name(r),
+                   " is both warm and cold");
+  }
+  ready.ready_roles = warm;
+  ready.ready_roles.insert(cold.begin(), cold.end());
+  if (ready.ready_roles.empty())
+    return error(TM_ERROR_INVALID_ARGUMENT, "a ready standby needs at least one role");
+  ready.warm_roles = warm;
+  ready.error = detail.substr(0, control::kMaxText - 1);
+  TM_RETURN_IF_ERROR(client_->send(ready));
+  warm_roles_ = std::move(warm);
+  warmup_reported_ = true;
+  return Status::Ok();
+}
+
 Result<int> Worker::wait_promotion(Duration timeout) {
   if (kind_ != WorkerKind::kStandby)
     return error(TM_ERROR_INVALID_ARGUMENT, "only a standby waits to be promoted");
+  if (!warmup_reported_) {
+    // No warm-up: it allocates its role when promoted, so it can serve any
+    // role (a cold standby, docs/runtime.md).
+    TM_RETURN_IF_ERROR(warmup_done({},
+                                   {control::StageRole::kNone, control::StageRole::kFirst,
+                                    control::StageRole::kMiddle, control::StageRole::kLast},
+                                   ""));
+  }
   Deadline deadline = Deadline::after(timeout);
   while (true) {
     auto m = client_->next(deadline.remaining());
@@ -234,6 +285,12 @@ Result<uint64_t> Worker::join() {
   if (!promotion_) return error(TM_ERROR_INVALID_ARGUMENT, "join before wait_promotion");
   const Order promote = *promotion_;
   auto joined = [&]() -> Status {
+    // Both step snapshots now, written (so resident), while the job is still
+    // preparing: otherwise the boundaries of the joiner's first step would
+    // allocate and fault them in, twice the state, inside its first step.
+    size_t total = 0;
+    for (const StateBuffer& b : buffers_) total += b.bytes;
+    for (auto& snap : snapshots_) snap.assign(total, std::byte{0});
     TM_ASSIGN_OR_RETURN(StateListener listener, StateListener::open("127.0.0.1"));
     TM_ASSIGN_OR_RETURN(
         auto store, rendezvous::TcpStore::connect(store_address_, *secret_, job_id_, kStoreWait));
@@ -255,7 +312,26 @@ Result<uint64_t> Worker::join() {
   TM_ASSIGN_OR_RETURN(uint64_t resume, serve_orders(std::nullopt));
   kind_ = WorkerKind::kActive;
   state_listener_.reset();
+  measure_joiner_step_ = true;
   return resume;
+}
+
+Status Worker::measure_first_step(uint64_t next_step) {
+  if (!first_step_) {
+    ProcessUsage usage = process_usage();
+    first_step_ = StepMeasure{next_step, Clock::now(), usage.cpu_s, usage.minflt};
+    return Status::Ok();
+  }
+  ProcessUsage usage = process_usage();
+  control::FirstStep report;
+  report.step = first_step_->step;
+  report.wall_s = to_seconds(Clock::now() - first_step_->start);
+  report.cpu_s = usage.cpu_s - first_step_->cpu_s;
+  report.minflt = usage.minflt - first_step_->minflt;
+  report.warm = promotion_ && warm_roles_.count(promotion_->role) > 0;
+  measure_joiner_step_ = false;
+  first_step_.reset();
+  return client_->send(report);
 }
 
 Status Worker::finish() {
@@ -421,6 +497,9 @@ Status Worker::restore(uint64_t step) {
 }
 
 void Worker::abort_all(const Status& why) {
+  // A recovery during the joiner's first step: that step is measured no more.
+  measure_joiner_step_ = false;
+  first_step_.reset();
   for (const WorkerComm& c : comms_) {
     auto live = api::live_communicator(c.comm);
     if (live.ok()) (void)(*live)->abort(why);

@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,12 @@ class Worker {
   // After a failed collective: aborts every communicator, carries out the
   // recovery, and returns the step the state was restored to.
   Result<uint64_t> recover();
-  // Standby: waits to be promoted; returns the slot.
+  // Standby warm-up progress (see tm_worker_warmup_begin/_done).
+  Status warmup_begin(control::StageRole role);
+  Status warmup_done(std::set<control::StageRole> warm, std::set<control::StageRole> cold,
+                     const std::string& detail);
+  // Standby: waits to be promoted (reporting it ready for every role, cold,
+  // unless warmup_done() did); returns the slot.
   Result<int> wait_promotion(Duration timeout);
   // Standby, after its communicators (standbys) and buffers are registered:
   // joins, receives the state, switches; returns the step to resume from.
@@ -95,6 +101,9 @@ class Worker {
   Status switch_over(const control::Order& order);
   Status rebuild_comms(uint64_t epoch);
   Status restore(uint64_t step);
+  // The joiner's first step: starts the measure at its first boundary after
+  // the switch, sends it (control::FirstStep) at the next.
+  Status measure_first_step(uint64_t next_step);
   void abort_all(const Status& why);
   // The client thread's view of an order: a recovery ordered while the
   // program is inside a step aborts the step's collectives at once (a peer
@@ -129,6 +138,17 @@ class Worker {
   int announce_steps_ = 0;  // boundaries after a switch that heartbeat at once
   bool rolled_back_ = false;
   std::optional<control::Order> promotion_;
+  bool warmup_reported_ = false;             // warmup_done() was called
+  std::set<control::StageRole> warm_roles_;  // as reported by warmup_done()
+  // The joiner's first step after its switch (measure_first_step).
+  struct StepMeasure {
+    uint64_t step = 0;
+    Clock::time_point start;
+    double cpu_s = 0;
+    uint64_t minflt = 0;
+  };
+  bool measure_joiner_step_ = false;  // set by join(), cleared once sent
+  std::optional<StepMeasure> first_step_;
   std::optional<StateListener> state_listener_;
 };
 

@@ -23,6 +23,8 @@ TEST(ControlProtocol, EveryMessageRoundTrips) {
   WarmupProgress warm;
   warm.state = WarmupState::kReady;
   warm.ready_roles = {StageRole::kFirst, StageRole::kLast};
+  warm.warm_roles = {StageRole::kLast};
+  warm.error = "first: cold (no trace)";
   std::vector<Message> all = {
       Register{PeerKind::kStandby, -1, {99, 1234, "node-1"}},
       Welcome{3, 2, 0.2, 1.0},
@@ -40,6 +42,7 @@ TEST(ControlProtocol, EveryMessageRoundTrips) {
       order,
       Ack{7, true, "", 40, 12345},
       Goodbye{"done"},
+      FirstStep{20, 0.05, 0.04, 123, true},
   };
   ASSERT_EQ(all.size(), std::variant_size_v<Message>);
   for (const Message& m : all) {

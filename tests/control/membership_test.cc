@@ -59,18 +59,23 @@ TEST(Membership, PicksOnlyReadyStandbysForTheRole) {
   int a = m.add_standby(proc(20));
   int b = m.add_standby(proc(21));
   EXPECT_FALSE(m.pick_standby(StageRole::kMiddle));
-  ASSERT_TRUE(m.set_warmup(a, WarmupState::kWarming, StageRole::kFirst, {}, "").ok());
+  ASSERT_TRUE(m.set_warmup(a, WarmupState::kWarming, StageRole::kFirst, {}, {}, "").ok());
   EXPECT_FALSE(m.pick_standby(StageRole::kFirst));
   ASSERT_TRUE(m.set_warmup(b, WarmupState::kReady, StageRole::kNone,
-                           {StageRole::kFirst, StageRole::kMiddle}, "")
+                           {StageRole::kFirst, StageRole::kMiddle}, {StageRole::kMiddle}, "")
                   .ok());
+  // Warm for a role it is not ready for: refused.
+  EXPECT_FALSE(m.set_warmup(b, WarmupState::kReady, StageRole::kNone, {StageRole::kFirst},
+                            {StageRole::kLast}, "")
+                   .ok());
   EXPECT_EQ(m.pick_standby(StageRole::kMiddle), b);
   EXPECT_FALSE(m.pick_standby(StageRole::kLast));
   EXPECT_FALSE(m.pick_standby(StageRole::kMiddle, {b}));
   EXPECT_EQ(m.usable_standbys(), 2);
-  ASSERT_TRUE(m.set_warmup(a, WarmupState::kFailed, StageRole::kNone, {}, "replay failed").ok());
+  ASSERT_TRUE(
+      m.set_warmup(a, WarmupState::kFailed, StageRole::kNone, {}, {}, "replay failed").ok());
   EXPECT_EQ(m.usable_standbys(), 1);
-  EXPECT_FALSE(m.set_warmup(a, WarmupState::kReady, StageRole::kNone, {}, "").ok());
+  EXPECT_FALSE(m.set_warmup(a, WarmupState::kReady, StageRole::kNone, {}, {}, "").ok());
 }
 
 TEST(Membership, PromotionMovesAStandbyIntoAVacantSlot) {
@@ -91,7 +96,7 @@ TEST(Membership, JsonNamesRolesAndStates) {
   ASSERT_TRUE(m.assign(0, proc(1)).ok());
   int s = m.add_standby(proc(9));
   ASSERT_TRUE(
-      m.set_warmup(s, WarmupState::kWarming, StageRole::kLast, {StageRole::kFirst}, "").ok());
+      m.set_warmup(s, WarmupState::kWarming, StageRole::kLast, {StageRole::kFirst}, {}, "").ok());
   m.commit_epoch(3);
   auto j = m.to_json();
   EXPECT_EQ(j["epoch"], 3);

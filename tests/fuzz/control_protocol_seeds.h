@@ -40,7 +40,8 @@ inline std::vector<control::Message> sample_control_messages() {
           prepare,
           stop,
           Ack{7, true, "", 40, 12345},
-          Goodbye{"done"}};
+          Goodbye{"done"},
+          FirstStep{20, 0.05, 0.04, 123, true}};
 }
 
 }  // namespace trainmover::fuzz

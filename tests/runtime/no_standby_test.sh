@@ -8,7 +8,7 @@
 . "$(dirname "$0")/runtime_lib.sh"
 steps=100000 gpt_args="--checkpoint-dir $work/ckpt --checkpoint-every 5"
 start_job --standby-wait 1
-wait_for '"event":"standby_warmup"'
+wait_for '"event":"standby_warmup".*"state":"ready"'
 wait_for '"event":"slot_registered".*"slot":1[,}]'
 wait_step 12
 kill -9 "$(pid_in '"event":"slot_registered".*"slot":1[,}]')"
