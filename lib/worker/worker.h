@@ -83,7 +83,7 @@ class Worker {
   Status prepare(const control::Order& order);
   Status send_state(const control::Order& order, uint64_t& bytes);
   Status receive_state(const control::Order& order, uint64_t& bytes);
-  Status rollback(uint64_t& step);
+  Status rollback(uint64_t at_most, uint64_t& step);
   Status switch_over(const control::Order& order);
   Status restore(uint64_t step);
   void abort_all(const Status& why);
@@ -108,6 +108,9 @@ class Worker {
   int announce_steps_ = 0;  // boundaries after a switch that heartbeat at once
   bool rolled_back_ = false;
   std::optional<control::Order> promotion_;
+  // A planned migration's drain not yet acked: held at the boundary of its
+  // step (0: the next boundary) until the next order.
+  std::optional<control::Order> drain_;
   std::optional<StateListener> state_listener_;
 };
 
