@@ -199,6 +199,9 @@ run_job() {
     sleep "$(printf '0.%03d' "$delay")"
     local now
     now=$(logged_step "$dir")
+    # Not in the last steps: a fault during the final hash fails the job
+    # (docs/runtime.md), and a finished job refuses a migration.
+    [ "$now" -le $((steps - 3)) ] || break
     inject "$kind" "$slot" "$dir" || break
     slots+=("$slot") at+=("$now") point+=("$delay")
     wait_until "$dir" recoveries_done "$dir" "$i" || break
@@ -216,6 +219,12 @@ run_job() {
     grep -q "step failed" "$dir/err" && job_error="a rank saw a failed step during the migration"
     grep -Eq '"event":"(slot_failed|joiner_failed|donor_failed|order_timeout)"' "$dir/events" &&
       job_error="a failure event during the migration"
+  fi
+  if [ "$(count migration_cancelled "$dir")" -gt 0 ] && [ ${#slots[@]} -gt 0 ]; then
+    # The job finished before the last migration could hold the ranks: the
+    # coordinator cancelled it; no trial.
+    echo "== job $job: the last migration was cancelled (the job finished first); not counted"
+    unset 'slots[-1]' 'at[-1]' 'point[-1]'
   fi
   local failed_here=0
   for ((i = 1; i <= ${#slots[@]}; i++)); do
