@@ -35,7 +35,10 @@ need_uint() {
   [[ $2 =~ ^[0-9]+$ ]] || usage_error "$1 needs a non-negative integer, not '$2'"
 }
 while [ $# -gt 0 ]; do
-  [ $# -ge 2 ] || case $1 in -h | --help) ;; *) usage_error "$1 needs a value" ;; esac
+  case $1 in
+    --trials | --migrations | --seed | --build | --dp | --pp | --per-job)
+      [ $# -ge 2 ] || usage_error "$1 needs a value" ;;
+  esac
   case $1 in
     --trials) need_uint "$1" "$2"; trials=$2; shift 2 ;;
     --migrations) need_uint "$1" "$2"; migrations=$2; shift 2 ;;
@@ -84,8 +87,13 @@ job_args() {
 # start_job DP PP DIR STANDBYS: the job in the background; its pid in $job_pid.
 start_job() {
   mkdir -p "$3/ckpt"
+  # Kills are detected by the closed connection and the exit report; a 5 s
+  # heartbeat timeout (not 1 s) keeps a loaded machine or ASan from making a
+  # rank give up on a coordinator whose heartbeat was only late (seen once:
+  # 1.05 s on a loaded machine), which would be a fault of its own.
   # shellcheck disable=SC2046
   "$launch" --nprocs $(($1 * $2)) --standby "$4" --pp "$2" --quiet --timeout "$job_limit" \
+    --heartbeat-timeout 5 \
     --events "$3/events" --job-file "$3/job" -- "$gpt" $(job_args "$1" "$2" "$3") \
     >"$3/out" 2>"$3/err" &
   job_pid=$!
