@@ -129,9 +129,13 @@ Result<std::vector<uint64_t>> checkpoint_steps(const std::string& dir, int stage
 
 }  // namespace
 
-Result<uint64_t> latest_checkpoint_step(const std::string& dir, int stage) {
+Result<uint64_t> latest_checkpoint_step(const std::string& dir, int stage, uint64_t at_most) {
   TM_ASSIGN_OR_RETURN(auto steps, checkpoint_steps(dir, stage));
-  return steps.empty() ? uint64_t{0} : steps.back();
+  uint64_t latest = 0;
+  for (uint64_t s : steps) {
+    if (s <= at_most) latest = s;  // ascending
+  }
+  return latest;
 }
 
 Status save_checkpoint(const std::string& dir, const ModelShape& shape, const StageSpan& span,

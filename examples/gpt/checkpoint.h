@@ -31,9 +31,10 @@ std::string checkpoint_path(const std::string& dir, int stage, uint64_t step);
 Status save_checkpoint(const std::string& dir, const ModelShape& shape, const StageSpan& span,
                        const TrainState& state, int keep = 2);
 
-// The latest step with a checkpoint of `stage` in `dir`, 0 when there is
-// none (or no such directory).
-Result<uint64_t> latest_checkpoint_step(const std::string& dir, int stage);
+// The latest step <= at_most with a checkpoint of `stage` in `dir`, 0 when
+// there is none (or no such directory).
+Result<uint64_t> latest_checkpoint_step(const std::string& dir, int stage,
+                                        uint64_t at_most = UINT64_MAX);
 
 // Replaces `state` with the checkpoint at `path`, or fails leaving it as it
 // was. The checkpoint must be of state.counters.seed, and its data position

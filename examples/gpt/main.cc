@@ -74,7 +74,7 @@ class WorkerHooks final : public StepHooks {
 };
 
 tm_result_t rollback(void* context, uint64_t* next_step) {
-  auto step = static_cast<Trainer*>(context)->rollback_in_place();
+  auto step = static_cast<Trainer*>(context)->rollback_in_place(*next_step);
   if (!step.ok()) {
     std::fprintf(stderr, "trainmover-gpt: rollback: %s\n", step.status().message().c_str());
     return step.status().code();

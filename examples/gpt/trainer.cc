@@ -73,12 +73,12 @@ Status Trainer::restore_checkpoint() {
   return Status::Ok();
 }
 
-Result<uint64_t> Trainer::rollback_in_place() {
+Result<uint64_t> Trainer::rollback_in_place(uint64_t at_most) {
   if (options_.checkpoint_dir.empty())
     return error(TM_ERROR_INVALID_ARGUMENT,
                  "a rollback needs a checkpoint directory (--checkpoint-dir)");
-  TM_ASSIGN_OR_RETURN(uint64_t latest,
-                      latest_checkpoint_step(options_.checkpoint_dir, stage_.span().stage));
+  TM_ASSIGN_OR_RETURN(uint64_t latest, latest_checkpoint_step(options_.checkpoint_dir,
+                                                              stage_.span().stage, at_most));
   if (latest == 0) {
     TrainState initial(options_.shape, stage_.layout(), options_.seed);
     state_.params = initial.params;  // same sizes: copied in place, the buffers stay

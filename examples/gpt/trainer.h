@@ -94,10 +94,11 @@ class Trainer {
   // or keeps it when there is none. --resume calls it before the first step;
   // a DP = 1 job can call it between steps to roll back in place.
   Status restore_checkpoint();
-  // This stage's latest checkpoint loaded in place, without any collective
-  // (for a rollback during a recovery, when the communicators are failed);
-  // the initial state when there is none. Returns the step to run next.
-  Result<uint64_t> rollback_in_place();
+  // This stage's newest checkpoint of a step <= at_most loaded in place,
+  // without any collective (for a rollback during a recovery, when the
+  // communicators are failed); the initial state when there is none.
+  // Returns the step to run next.
+  Result<uint64_t> rollback_in_place(uint64_t at_most);
   // The whole model's parameter hash, chained through the stages: every
   // process takes part; the last stage's result is the model's.
   Result<uint64_t> model_hash();

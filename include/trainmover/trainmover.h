@@ -389,15 +389,20 @@ tm_result_t tm_store_server_stop(tm_store_server_t server);
 typedef struct tm_worker* tm_worker_t;
 
 typedef enum TM_ENUM_BASE {
-  TM_WORKER_ALONE = 0,   /* no coordinator (TRAINMOVER_CONTROL unset): calls cost nothing */
-  TM_WORKER_ACTIVE = 1,  /* serves the slot TRAINMOVER_SLOT names */
-  TM_WORKER_STANDBY = 2  /* serves no slot until promoted (TRAINMOVER_STANDBY=1) */
+  TM_WORKER_ALONE = 0,  /* no coordinator (TRAINMOVER_CONTROL unset): calls cost nothing */
+  TM_WORKER_ACTIVE = 1, /* serves the slot TRAINMOVER_SLOT names */
+  TM_WORKER_STANDBY = 2 /* serves no slot until promoted (TRAINMOVER_STANDBY=1) */
 } tm_worker_kind_t;
 
 /* Loads a checkpoint into the registered buffers, in place (for a job with
- * no live replica of a stage, DP = 1): sets *next_step to the step to run
- * next. It must not use any communicator (they are failed during a
- * recovery). Returns TM_SUCCESS or an error, which stops the job. */
+ * no live replica of a stage, DP = 1). On entry *next_step is the highest
+ * step the checkpoint may be of (UINT64_MAX: the latest): the stages of a
+ * pipeline can be one checkpoint apart after a failure during a checkpoint
+ * write, and the coordinator then asks every rank again for the newest one
+ * they all hold. The function loads the newest checkpoint of a step at most
+ * that (the initial state when there is none) and sets *next_step to the
+ * step to run next. It must not use any communicator (they are failed
+ * during a recovery). Returns TM_SUCCESS or an error, which stops the job. */
 typedef tm_result_t (*tm_rollback_fn)(void* context, uint64_t* next_step);
 
 /* Connects to the coordinator when the environment names one. A standby

@@ -38,6 +38,8 @@ const char* order_kind_name(OrderKind kind) {
       return "switch";
     case OrderKind::kStop:
       return "stop";
+    case OrderKind::kDrain:
+      return "drain";
   }
   return "unknown";
 }
@@ -239,7 +241,7 @@ constexpr PeerKind kPeerKinds[] = {PeerKind::kActive, PeerKind::kStandby, PeerKi
                                    PeerKind::kCtl};
 constexpr OrderKind kOrderKinds[] = {
     OrderKind::kPromote,  OrderKind::kPrepare, OrderKind::kSendState, OrderKind::kReceiveState,
-    OrderKind::kRollback, OrderKind::kSwitch,  OrderKind::kStop};
+    OrderKind::kRollback, OrderKind::kSwitch,  OrderKind::kStop,      OrderKind::kDrain};
 constexpr int64_t kSlotMax = 1 << 16;
 constexpr int64_t kPidMax = std::numeric_limits<pid_t>::max();
 

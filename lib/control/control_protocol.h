@@ -131,6 +131,12 @@ struct Reply {
 };
 
 // Orders, in the order a recovery sends them (docs/runtime.md):
+//   kDrain         stayer, planned migration only: keep training until the
+//                  boundary of `step` (0: the next boundary), ack there with
+//                  that step and wait at it for the next order (another
+//                  kDrain moves the boundary on; any other order is served
+//                  there). No collective is in flight at the boundary, so
+//                  the switch that follows fails no step.
 //   kPromote       standby: serve `slot` in `role` from `epoch`; ack once its
 //                  role is allocated and it can take part in the switch.
 //   kPrepare       stayer: `view` of `epoch` replaces `slot` (the leaver);
@@ -144,7 +150,16 @@ struct Reply {
 //   kSwitch        every member of `epoch`: switch to it and resume from
 //                  `step`; ack once switched.
 //   kStop          stop: `reason` says why (exit without touching checkpoints).
-enum class OrderKind { kPromote, kPrepare, kSendState, kReceiveState, kRollback, kSwitch, kStop };
+enum class OrderKind {
+  kPromote,
+  kPrepare,
+  kSendState,
+  kReceiveState,
+  kRollback,
+  kSwitch,
+  kStop,
+  kDrain
+};
 const char* order_kind_name(OrderKind kind);
 
 struct Order {

@@ -202,6 +202,12 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
     if (peer.slot >= 0 && membership_.served(peer.slot))
       finished_pids_.insert(membership_.slot(peer.slot).process->pid);
     if (peer.slot >= 0) emit("slot_finished", {{"slot", peer.slot}});
+    // A joiner that finished the job ran its steps from the resume step on:
+    // the recovery is done (its next heartbeat would never come).
+    if (recovery_ && recovery_->state == RecoveryState::kFirstStep &&
+        peer.slot == recovery_->leaver)
+      finish_recovery(true);
+    if (recovery_ && peer.slot >= 0) migration_overtaken(peer.slot);
     return;
   }
   reply(id, error(TM_ERROR_PROTOCOL, "'", message_type(message),
@@ -380,6 +386,13 @@ Status Coordinator::Impl::request_migration(int slot) {
     return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " has no live process to migrate");
   if (being_recovered(slot))
     return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is being recovered already");
+  // Every rank must take part in a migration (it is held at a boundary
+  // first); one that finished training never will.
+  for (int s : participants()) {
+    if (finished_pids_.contains(membership_.slot(s).process->pid))
+      return error(TM_ERROR_INVALID_ARGUMENT, "the job is finishing: slot ", s,
+                   " has finished training");
+  }
   Clock::time_point now = Clock::now();
   emit("migration_requested", {{"slot", slot}});
   enqueue_recovery({slot, RecoveryCause::kMigration, now, now});

@@ -102,7 +102,19 @@ class Coordinator::Impl {
   void publish_and_prepare();
   void choose_donor();
   void start_transfer();
-  void start_rollback();
+  // Orders every rank and the joiner to load their newest checkpoint of a
+  // step <= at_most (UINT64_MAX: the newest).
+  void start_rollback(uint64_t at_most);
+  // A planned migration's drain: every rank is held at one step boundary
+  // (recovery.h). raise_drain_step moves that boundary on to `step` (when
+  // higher) and orders every rank held below it to move on to it.
+  void start_drain();
+  // An order of `kind` for the recovery's epoch and leaver.
+  Order recovery_order(OrderKind kind) const;
+  // A migration not yet holding the ranks ends when one of them finished
+  // the job (slot `finished_slot` said goodbye): `migration_cancelled`.
+  void migration_overtaken(int finished_slot);
+  void raise_drain_step(uint64_t step);
   void start_switch();
   void finish_recovery(bool first_step_seen);
   void abandon(const std::string& reason);

@@ -17,6 +17,8 @@ const char* recovery_state_name(RecoveryState state) {
       return "wait_standby";
     case RecoveryState::kPromote:
       return "promote";
+    case RecoveryState::kDrain:
+      return "drain";
     case RecoveryState::kPrepare:
       return "prepare";
     case RecoveryState::kTransfer:
@@ -138,6 +140,42 @@ json Coordinator::Impl::view_json() const {
   return {{"epoch", r.epoch}, {"slots", std::move(slots)}};
 }
 
+Order Coordinator::Impl::recovery_order(OrderKind kind) const {
+  Order order;
+  order.kind = kind;
+  order.epoch = recovery_->epoch;
+  order.slot = recovery_->leaver;
+  return order;
+}
+
+void Coordinator::Impl::start_drain() {
+  Recovery& r = *recovery_;
+  enter(RecoveryState::kDrain, config_.order_timeout);
+  r.drain_step = 0;
+  r.held_at.clear();
+  Order drain = recovery_order(OrderKind::kDrain);
+  drain.step = 0;  // the next boundary: where each rank is is not known yet
+  for (int s : participants()) send_order({s, -1}, drain);
+  if (r.awaiting.empty()) on_all_acked();
+}
+
+void Coordinator::Impl::raise_drain_step(uint64_t step) {
+  Recovery& r = *recovery_;
+  if (step > r.drain_step) {
+    r.drain_step = step;
+    r.deadline = Clock::now() + config_.order_timeout;  // the ranks still move
+  }
+  step = r.drain_step;
+  for (const auto& [slot, at] : r.held_at) {
+    bool ordered = std::any_of(r.awaiting.begin(), r.awaiting.end(),
+                               [&](const auto& e) { return e.second.slot == slot; });
+    if (at >= step || ordered) continue;
+    Order drain = recovery_order(OrderKind::kDrain);
+    drain.step = step;
+    send_order({slot, -1}, drain);
+  }
+}
+
 void Coordinator::Impl::publish_and_prepare() {
   Recovery& r = *recovery_;
   json view = view_json();
@@ -149,11 +187,9 @@ void Coordinator::Impl::publish_and_prepare() {
        {{"recovery", r.id}, {"epoch", r.epoch}, {"slot", r.leaver}, {"standby", r.joiner}});
   enter(RecoveryState::kPrepare, config_.order_timeout);
   r.resume_step = UINT64_MAX;
+  r.last_step = 0;
   for (int s : participants()) {
-    Order prepare;
-    prepare.kind = OrderKind::kPrepare;
-    prepare.epoch = r.epoch;
-    prepare.slot = r.leaver;
+    Order prepare = recovery_order(OrderKind::kPrepare);
     prepare.view = view;
     send_order({s, -1}, prepare);
   }
@@ -168,7 +204,7 @@ void Coordinator::Impl::choose_donor() {
     return start_transfer();
   }
   auto replicas = membership_.replicas_of(r.leaver);
-  if (replicas.empty()) return start_rollback();
+  if (replicas.empty()) return start_rollback(UINT64_MAX);
   r.donor = replicas.front();
   r.path = "replica";
   start_transfer();
@@ -197,21 +233,29 @@ void Coordinator::Impl::start_transfer() {
   send_order({-1, r.joiner}, receive);
 }
 
-void Coordinator::Impl::start_rollback() {
+void Coordinator::Impl::start_rollback(uint64_t at_most) {
   Recovery& r = *recovery_;
   r.donor = -1;
   r.path = "rollback";
-  r.transfer_started = Clock::now();
-  emit("rollback_started", {{"recovery", r.id},
-                            {"slot", r.leaver},
-                            {"why", str_cat("no live DP replica of pipeline stage ",
-                                            membership_.layout().pp_index(r.leaver))}});
+  if (at_most == UINT64_MAX) r.transfer_started = Clock::now();
+  json fields = {{"recovery", r.id}, {"slot", r.leaver}};
+  if (at_most == UINT64_MAX) {
+    fields["why"] =
+        str_cat("no live DP replica of pipeline stage ", membership_.layout().pp_index(r.leaver));
+  } else {
+    fields["why"] = str_cat("the ranks loaded checkpoints of steps ", r.resume_step, " to ",
+                            r.rollback_high, ": again, of a step at most ", at_most);
+    fields["at_most"] = at_most;
+  }
+  emit("rollback_started", std::move(fields));
   enter(RecoveryState::kRollback, config_.order_timeout);
   r.resume_step = UINT64_MAX;
+  r.rollback_high = 0;
   Order rollback;
   rollback.kind = OrderKind::kRollback;
   rollback.epoch = r.epoch;
   rollback.slot = r.leaver;
+  rollback.step = at_most;
   for (int s : participants()) send_order({s, -1}, rollback);
   send_order({-1, r.joiner}, rollback);
 }
@@ -246,8 +290,14 @@ void Coordinator::Impl::on_ack(const Peer& peer, const Ack& ack) {
   Recovery& r = *recovery_;
   if (r.state == RecoveryState::kPrepare || r.state == RecoveryState::kRollback)
     r.resume_step = std::min(r.resume_step, ack.step);
+  if (r.state == RecoveryState::kPrepare) r.last_step = std::max(r.last_step, ack.step);
+  if (r.state == RecoveryState::kRollback) r.rollback_high = std::max(r.rollback_high, ack.step);
   if (r.state == RecoveryState::kTransfer) r.bytes = std::max(r.bytes, ack.bytes);
   r.awaiting.erase(it);
+  if (r.state == RecoveryState::kDrain) {
+    r.held_at[target.slot] = ack.step;
+    raise_drain_step(ack.step);  // and a rank held below it moves on to it
+  }
   if (r.awaiting.empty()) on_all_acked();
 }
 
@@ -257,11 +307,21 @@ void Coordinator::Impl::on_all_acked() {
   switch (r.state) {
     case RecoveryState::kPromote:
       emit("standby_promoted", {{"recovery", r.id}, {"standby", r.joiner}, {"slot", r.leaver}});
+      if (r.cause == RecoveryCause::kMigration) return start_drain();
+      return publish_and_prepare();
+    case RecoveryState::kDrain:
+      emit("drained", {{"recovery", r.id}, {"slot", r.leaver}, {"step", r.drain_step}});
       return publish_and_prepare();
     case RecoveryState::kPrepare:
       return choose_donor();
-    case RecoveryState::kTransfer:
     case RecoveryState::kRollback:
+      // Every rank must resume from the same step: when they loaded
+      // different ones, all load again, at most the oldest (the stages keep
+      // their two newest, so they all hold it; else the next round goes lower).
+      if (r.resume_step != UINT64_MAX && r.rollback_high > r.resume_step)
+        return start_rollback(r.resume_step);
+      [[fallthrough]];
+    case RecoveryState::kTransfer:
       r.transfer_done = now;
       emit(r.state == RecoveryState::kTransfer ? "state_transferred" : "rolled_back",
            {{"recovery", r.id},
@@ -307,9 +367,16 @@ void Coordinator::Impl::on_all_acked() {
 }
 
 void Coordinator::Impl::recovery_saw_step(int slot, uint64_t step) {
-  if (recovery_->state == RecoveryState::kFirstStep && slot == recovery_->leaver &&
-      step > recovery_->resume_step)
+  Recovery& r = *recovery_;
+  if (r.state == RecoveryState::kFirstStep && slot == r.leaver && step > r.resume_step)
     finish_recovery(true);
+  if (r.state == RecoveryState::kDrain && r.drain_step > 0 && step >= r.drain_step &&
+      !r.held_at.contains(slot)) {
+    // The rank passed the boundary before it saw the order: it is inside
+    // step `step` and needs the held ranks to finish it. Every rank moves on
+    // to the boundary after it.
+    raise_drain_step(step + 1);
+  }
 }
 
 json Coordinator::Impl::breakdown() const {
@@ -325,6 +392,10 @@ json Coordinator::Impl::breakdown() const {
           {"donor", r.donor},
           {"bytes", r.bytes},
           {"resume_step", r.resume_step},
+          {"last_step", r.last_step},
+          // Steps some rank had finished and does again: at most the step in
+          // flight, unless the recovery rolled back to a checkpoint.
+          {"redone_steps", r.last_step > r.resume_step ? r.last_step - r.resume_step : 0},
           {"downtime_s", to_seconds(now - r.failed_at)},
           {"detection_s", to_seconds(r.detected_at - r.failed_at)},
           {"switch_s", to_seconds(r.switched_at - r.detected_at) - transfer},
@@ -368,8 +439,10 @@ void Coordinator::Impl::recovery_lost_slot(int slot) {
     emit("donor_failed", {{"recovery", r.id}, {"donor", slot}});
     return choose_donor();
   }
-  bool collecting = r.state == RecoveryState::kPrepare || r.state == RecoveryState::kTransfer ||
-                    r.state == RecoveryState::kRollback || r.state == RecoveryState::kSwitch;
+  r.held_at.erase(slot);
+  bool collecting = r.state == RecoveryState::kDrain || r.state == RecoveryState::kPrepare ||
+                    r.state == RecoveryState::kTransfer || r.state == RecoveryState::kRollback ||
+                    r.state == RecoveryState::kSwitch;
   if (collecting && r.awaiting.empty()) on_all_acked();
 }
 
@@ -413,6 +486,27 @@ void Coordinator::Impl::recovery_deadline_passed() {
   for (const OrderTarget& t : silent) {
     if (t.slot >= 0) slot_failed(t.slot, "order", detail, Clock::now());
   }
+}
+
+void Coordinator::Impl::migration_overtaken(int finished_slot) {
+  Recovery& r = *recovery_;
+  bool before_hold = r.state == RecoveryState::kChooseJoiner ||
+                     r.state == RecoveryState::kWaitStandby || r.state == RecoveryState::kPromote ||
+                     r.state == RecoveryState::kDrain;
+  if (r.cause != RecoveryCause::kMigration || !before_hold) return;
+  // A rank finished training before it could be held: nothing is left to
+  // migrate. A rank held meanwhile trains on (a drain it never reaches).
+  for (const auto& [slot, at] : r.held_at) {
+    Order go_on = recovery_order(OrderKind::kDrain);
+    go_on.step = UINT64_MAX;
+    send_order({slot, -1}, go_on);
+  }
+  emit("migration_cancelled", {{"recovery", r.id},
+                               {"slot", r.leaver},
+                               {"standby", r.joiner},
+                               {"why", str_cat("slot ", finished_slot, " finished training")}});
+  recovery_.reset();
+  begin_next_recovery();
 }
 
 void Coordinator::Impl::recovery_standby_ready() {

@@ -1,15 +1,16 @@
 // One recovery of one slot, as the coordinator drives it: an explicit state
 // machine, each state with its deadline (docs/runtime.md draws it).
 //
-//   kChooseJoiner -> kPromote -> kPrepare -> kTransfer ---> kSwitch -> kFirstStep -> kDone
-//        |  ^                              \-> kRollback -/
+//   kChooseJoiner -> kPromote -> [kDrain] -> kPrepare -> kTransfer ---> kSwitch -> kFirstStep
+//        |  ^                                         \-> kRollback -/       -> kDone
 //        v  | (a standby became ready)
 //   kWaitStandby --(standby_wait passed)--> kAbandoned (the job stops)
 //
 // A joiner that fails in any state before kFirstStep sends the recovery back
 // to kChooseJoiner with a new epoch (its view is never reused). A donor that
 // fails in kTransfer is replaced by another live replica, else the recovery
-// turns to kRollback.
+// turns to kRollback. kDrain is a planned migration's: every rank is held at
+// one step boundary before the prepare, so that no collective fails.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@ enum class RecoveryState {
   kChooseJoiner,
   kWaitStandby,
   kPromote,
+  kDrain,
   kPrepare,
   kTransfer,
   kRollback,
@@ -57,6 +59,10 @@ struct Recovery {
   int donor = -1;                // slot; -1 for rollback
   std::string path;              // "replica", "leaver" or "rollback"
   uint64_t resume_step = UINT64_MAX;
+  uint64_t last_step = 0;           // the highest boundary a prepare ack named
+  uint64_t rollback_high = 0;       // the newest checkpoint a rollback ack named
+  uint64_t drain_step = 0;          // kDrain: the boundary every rank must be held at
+  std::map<int, uint64_t> held_at;  // kDrain: slot -> the boundary it acked
   uint64_t bytes = 0;
   std::map<uint64_t, OrderTarget> awaiting;  // order id -> who must ack
 

@@ -193,17 +193,30 @@ Result<uint64_t> Worker::boundary(uint64_t next_step) {
     --announce_steps_;
     TM_RETURN_IF_ERROR(client_->send(control::Heartbeat{next_step}));
   }
+  // Held: a planned migration's drain reached this boundary; the process
+  // waits here, with no collective in flight, for the coordinator's next order.
+  bool held = false;
   while (true) {
-    auto m = client_->next(Duration::zero());
+    if (drain_ && drain_->step <= next_step) {
+      TM_RETURN_IF_ERROR(ack(*drain_, Status::Ok(), next_step));
+      drain_.reset();
+      held = true;
+    }
+    auto m = client_->next(held ? Duration(kOrderWait) : Duration::zero());
     if (!m.ok()) {
-      if (m.status().code() == TM_ERROR_TIMEOUT) return next_step;
-      return m.status();
+      if (!held && m.status().code() == TM_ERROR_TIMEOUT) return next_step;
+      return held ? m.status().with_context("held at a step boundary for a migration") : m.status();
     }
-    if (auto* order = std::get_if<Order>(&*m)) {
-      abort_all(error(TM_ERROR_PEER_FAILED, "the coordinator ordered a recovery (",
-                      control::order_kind_name(order->kind), ")"));
-      return serve_orders(*order);
+    auto* order = std::get_if<Order>(&*m);
+    if (order == nullptr) continue;
+    if (order->kind == OrderKind::kDrain) {
+      drain_ = *order;
+      held = held && drain_->step <= next_step;  // else train on to its boundary
+      continue;
     }
+    abort_all(error(TM_ERROR_PEER_FAILED, "the coordinator ordered a recovery (",
+                    control::order_kind_name(order->kind), ")"));
+    return serve_orders(*order);
   }
 }
 
@@ -387,7 +400,7 @@ Status Worker::carry_out(const Order& order, bool& switched, uint64_t& resume) {
       st = receive_state(order, bytes);
       break;
     case OrderKind::kRollback:
-      st = rollback(step);
+      st = rollback(order.step, step);
       break;
     case OrderKind::kSwitch:
       st = switch_over(order);
@@ -398,6 +411,11 @@ Status Worker::carry_out(const Order& order, bool& switched, uint64_t& resume) {
       return error(TM_ERROR_PEER_FAILED, "stopped by the coordinator: ", order.reason);
     case OrderKind::kPromote:
       st = error(TM_ERROR_PROTOCOL, "an active rank cannot be promoted");
+      break;
+    case OrderKind::kDrain:
+      // Only step_boundary() can train on to a drain's boundary; here a step
+      // of this rank failed, which a drain is there to prevent.
+      st = error(TM_ERROR_PEER_FAILED, "a drain order reached a rank in recovery");
       break;
   }
   TM_RETURN_IF_ERROR(ack(order, st, step, bytes));
@@ -447,10 +465,11 @@ Status Worker::receive_state(const Order& order, uint64_t& bytes) {
   return Status::Ok();
 }
 
-Status Worker::rollback(uint64_t& step) {
+Status Worker::rollback(uint64_t at_most, uint64_t& step) {
   if (rollback_ == nullptr)
     return error(TM_ERROR_UNSUPPORTED,
                  "rollback ordered but the program registered no rollback function");
+  step = at_most;
   tm_result_t rc = rollback_(rollback_context_, &step);
   TM_RETURN_IF_ERROR(api_status(rc, "rollback to the checkpoint"));
   rolled_back_ = true;

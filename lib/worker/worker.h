@@ -97,7 +97,7 @@ class Worker {
   Status prepare(const control::Order& order);
   Status send_state(const control::Order& order, uint64_t& bytes);
   Status receive_state(const control::Order& order, uint64_t& bytes);
-  Status rollback(uint64_t& step);
+  Status rollback(uint64_t at_most, uint64_t& step);
   Status switch_over(const control::Order& order);
   Status rebuild_comms(uint64_t epoch);
   Status restore(uint64_t step);
@@ -149,6 +149,9 @@ class Worker {
   };
   bool measure_joiner_step_ = false;  // set by join(), cleared once sent
   std::optional<StepMeasure> first_step_;
+  // A planned migration's drain not yet acked: held at the boundary of its
+  // step (0: the next boundary) until the next order.
+  std::optional<control::Order> drain_;
   std::optional<StateListener> state_listener_;
 };
 

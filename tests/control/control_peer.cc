@@ -10,17 +10,23 @@
 // The job secret comes in TRAINMOVER_JOB_SECRET.
 // Flags: --die-on=ORDER (SIGKILL itself on receiving it), --warmup-ms=N,
 //        --die-during-warmup, --fail-warmup, --hold-socket (a child keeps
-//        the connection open for 5 s after this process dies).
+//        the connection open for 5 s after this process dies),
+//        --checkpoint=N (its newest checkpoint is of step N; default 1:
+//        a rollback loads the newest of a step <= the order's bound),
+//        --drain-late-ms=N (steps on for N ms after its first drain order
+//        before it is held: a rank that passed the boundary unaware).
 // Exit status: 0 after a goodbye, 3 when ordered to stop, 4 when it lost the
 // coordinator (the message is on stderr), 5 on a setup error.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -39,6 +45,8 @@ struct Flags {
   bool die_during_warmup = false;
   bool fail_warmup = false;
   bool hold_socket = false;
+  uint64_t checkpoint = 1;
+  int drain_late_ms = 0;
 };
 
 Flags parse_flags(int argc, char** argv, int from) {
@@ -50,6 +58,8 @@ Flags parse_flags(int argc, char** argv, int from) {
     if (a == "--die-during-warmup") f.die_during_warmup = true;
     if (a == "--fail-warmup") f.fail_warmup = true;
     if (a == "--hold-socket") f.hold_socket = true;
+    if (a.rfind("--checkpoint=", 0) == 0) f.checkpoint = std::stoull(a.substr(13));
+    if (a.rfind("--drain-late-ms=", 0) == 0) f.drain_late_ms = std::stoi(a.substr(16));
   }
   return f;
 }
@@ -77,11 +87,23 @@ Result<std::unique_ptr<ControlClient>> connect(const std::string& address, uint6
 int serve(ControlClient& client, const Flags& flags, bool serving) {
   uint64_t step = 0;
   auto next_step = std::chrono::steady_clock::now();
+  std::optional<Order> late_drain;  // --drain-late-ms: answered at late_at
+  auto late_at = next_step;
+  int late_drains = flags.drain_late_ms > 0 ? 1 : 0;
   while (true) {
     auto now = std::chrono::steady_clock::now();
     if (serving && now >= next_step) {
       client.set_step(++step);
       next_step = now + std::chrono::milliseconds(20);
+    }
+    if (late_drain && now >= late_at) {
+      Ack ack;
+      ack.order_id = late_drain->order_id;
+      ack.step = std::max(step + 1, late_drain->step);
+      step = ack.step - 1;
+      serving = false;
+      late_drain.reset();
+      if (!client.send(ack).ok()) return 4;
     }
     auto m = client.next(std::chrono::milliseconds(20));
     if (!m.ok() && m.status().code() == TM_ERROR_TIMEOUT) continue;
@@ -92,6 +114,12 @@ int serve(ControlClient& client, const Flags& flags, bool serving) {
     auto* order = std::get_if<Order>(&m.value());
     if (!order) continue;
     if (flags.die_on == order_kind_name(order->kind)) raise(SIGKILL);
+    if (order->kind == OrderKind::kDrain && late_drains > 0) {
+      --late_drains;
+      late_drain = *order;
+      late_at = now + std::chrono::milliseconds(flags.drain_late_ms);
+      continue;
+    }
     Ack ack;
     ack.order_id = order->order_id;
     switch (order->kind) {
@@ -108,10 +136,15 @@ int serve(ControlClient& client, const Flags& flags, bool serving) {
       case OrderKind::kReceiveState:
         ack.bytes = 4096;
         break;
+      case OrderKind::kDrain:
+        serving = false;  // held at the step boundary (it is always at one)
+        ack.step = std::max(step + 1, order->step);
+        step = ack.step - 1;
+        break;
       case OrderKind::kRollback:
         serving = false;
-        step = 0;  // the checkpoint of these fake ranks is step 0
-        ack.step = 1;
+        ack.step = std::min(flags.checkpoint, order->step);
+        step = ack.step - 1;  // the step counter before the checkpoint's next step
         break;
       case OrderKind::kSwitch:
         step = order->step;

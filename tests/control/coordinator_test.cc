@@ -254,6 +254,8 @@ TEST(Coordinator, MigrationTakesTheStateFromTheLeaverWhichThenStops) {
   EXPECT_EQ((*done)["cause"], "migration");
   EXPECT_EQ((*done)["path"], "leaver");
   EXPECT_EQ((*done)["donor"], 1);
+  EXPECT_EQ((*done)["redone_steps"], 0);  // held at one boundary: nothing redone
+  EXPECT_EQ(job.count_events("drained"), 1);
   auto exit = job.wait_exit(leaver);
   ASSERT_TRUE(exit);
   EXPECT_EQ(exit->code, 3);  // ordered to stop
@@ -359,6 +361,51 @@ TEST(Coordinator, WithoutAReplicaEveryRankRollsBackToTheCheckpoint) {
   EXPECT_EQ((*done)["resume_step"], 1);
   EXPECT_EQ(job.count_events("rollback_started"), 1);
   EXPECT_EQ(job.count_events("rolled_back"), 1);
+}
+
+// A planned migration holds every rank at one step boundary first. Slot 0
+// sees the drain order only ~600 ms late (it passed its boundary unaware and
+// keeps stepping, as its heartbeats say): the coordinator moves the boundary
+// on, the held ranks step on to it, and every rank ends held at the same
+// one: the resume step, with nothing redone.
+TEST(Coordinator, MigrationDrainMovesTheBoundaryPastALateRank) {
+  Cluster job(2, 1);
+  job.active(0, "--drain-late-ms=600");
+  job.active(1);
+  job.standby("none");
+  job.wait_started(1);
+  ASSERT_TRUE(job.coordinator().migrate(1).ok());
+  auto done = job.wait_event("recovery_done");
+  ASSERT_TRUE(done);
+  auto drained = job.wait_event("drained");
+  ASSERT_TRUE(drained);
+  EXPECT_EQ((*done)["resume_step"], (*drained)["step"]);
+  EXPECT_EQ((*done)["redone_steps"], 0);
+  EXPECT_EQ(job.count_events("slot_failed"), 0);
+  // The late rank stepped ~600 ms (20 ms a step) after the others were held.
+  EXPECT_GT((*drained)["step"].get<uint64_t>(), 10u);
+}
+
+// A failure during a checkpoint write leaves the stages one checkpoint apart:
+// the stayer loads step 8, the joiner (the failed stage) only has step 4.
+// The coordinator orders the rollback again, at most step 4, so that every
+// rank resumes from the same step.
+TEST(Coordinator, RollbackOfStagesOneCheckpointApartAgreesOnTheOlder) {
+  Cluster job(1, 2);
+  job.active(0, "--checkpoint=8");
+  pid_t victim = job.active(1, "--checkpoint=4");
+  job.standby("first,last", "--checkpoint=4");
+  job.wait_started(1);
+  ::kill(victim, SIGKILL);
+  auto done = job.wait_event("recovery_done");
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["path"], "rollback");
+  EXPECT_EQ((*done)["resume_step"], 4);
+  EXPECT_EQ(job.count_events("rollback_started"), 2);
+  auto again =
+      job.wait_event("rollback_started", [](const json& e) { return e.contains("at_most"); });
+  ASSERT_TRUE(again);
+  EXPECT_EQ((*again)["at_most"], 4);
 }
 
 TEST(Coordinator, NoStandbyWaitsThenStopsTheJob) {
