@@ -1,14 +1,15 @@
 #!/bin/sh
 # A standby dies while it warms up: DP 2 x PP 2 with two standbys, standby 0
-# killed with kill -9 as soon as it registered (standbys are cold: their
-# warm-up is the registration and the "ready" report, docs/runtime.md). The
-# pool shrinks to one (standby_lost, pool 1), the job goes on, and a rank
+# killed with kill -9 once it reported that it is replaying a role's trace
+# (standby_warmup, state warming) and standby 1 has registered. The pool
+# shrinks to one (standby_lost, pool 1), the job goes on, and a rank
 # killed later is recovered by the standby left; the final parameter hash
 # equals a run's without the failures.
 . "$(dirname "$0")/runtime_lib.sh"
 standbys=2
 start_job
-wait_for '"event":"standby_registered".*"standby":0[,}]'
+wait_for '"event":"standby_registered".*"standby":1[,}]'
+wait_for '"event":"standby_warmup".*"standby":0[,}].*"state":"warming"'
 kill -9 "$(standby_pid 0)"
 wait_for '"event":"standby_lost".*"standby":0[,}]'
 lost=$(grep '"event":"standby_lost"' "$events")
