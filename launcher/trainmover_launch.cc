@@ -85,36 +85,48 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime,
       "SIGTERM, then SIGKILL after the grace period. SIGINT and SIGTERM are\n"
       "forwarded to every rank. Everything from PROGRAM on is PROGRAM's.\n");
   command_line.integer("nprocs,n", "N", 1, 4096, options.nprocs, "number of ranks, 1..4096")
+      .from_env("TRAINMOVER_NPROCS")
       .required()
       .duration("timeout,t", "SEC", 0, kNoTimeoutS, timeout_s,
                 "stop the job after SEC (e.g. 90, 1.5m; default 0: none)")
+      .from_env("TRAINMOVER_JOB_TIMEOUT")
       .duration("kill-grace,g", "SEC", 0, 3600, kill_grace_s,
                 "time between SIGTERM and SIGKILL (default 2)")
+      .from_env("TRAINMOVER_KILL_GRACE")
       .text("on-failure", "POLICY", on_failure,
             "without --standby, when a rank fails: stop (the job ends; default) or restart"
             " (stop every rank and start the whole job again, as torchrun does; the program"
             " resumes from its checkpoint)")
+      .from_env("TRAINMOVER_ON_FAILURE")
       .integer("max-restarts", "K", 0, 1000000, policy.max_restarts,
                "with --on-failure restart: at most K restarts (default 3)")
+      .from_env("TRAINMOVER_MAX_RESTARTS")
       .section("Job runtime (a coordinator recovers failed ranks)")
       .integer("standby,s", "S", 0, 4096, options.standbys,
                "start S standbys as well; a failed rank's slot goes to one (default 0: off)")
+      .from_env("TRAINMOVER_STANDBYS")
       .integer("pp", "P", 1, 4096, runtime.pp,
                "pipeline stages of the job: slot s is stage s / (N/P) (default 1)")
+      .from_env("TRAINMOVER_PP")
       .text("standby-start", "WHEN", standby_start,
             "launch: start the standbys with the job (default); failure: start one only when a"
             " process fails (a cold standby: nothing of it runs before the failure)")
+      .from_env("TRAINMOVER_STANDBY_START")
       .text("switch", "HOW", runtime.switch_mode,
             "how the ranks change membership: delta (the two-phase delta switch; default) or"
             " rebuild (every rank destroys and re-creates all its communicators)")
+      .from_env("TRAINMOVER_SWITCH")
       .text("events", "FILE", runtime.events,
             "write every event as a JSON line to FILE (0600; also with --on-failure restart)")
+      .from_env("TRAINMOVER_EVENTS")
       .text("job-file", "FILE", runtime.job_file,
             "write the 0600 job file trainmover-ctl reads here (default: $TRAINMOVER_CTL)")
       .duration("heartbeat-timeout", "SEC", 0.05, 3600, runtime.heartbeat_timeout_s,
                 "a rank silent this long has failed (default 1)")
+      .from_env("TRAINMOVER_HEARTBEAT_TIMEOUT")
       .duration("standby-wait", "SEC", 0, 3600, runtime.standby_wait_s,
                 "with no standby left, wait this long for one, then stop (default 30)")
+      .from_env("TRAINMOVER_STANDBY_WAIT")
       .custom(
           "warmup", "MODE",
           [&](std::string_view v) -> Status {
@@ -132,6 +144,7 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime,
             "removed at the end)")
       .from_env("TRAINMOVER_TRACE_DIR")
       .flag("quiet,q", runtime.quiet, "no status lines (events and the summary still)")
+      .from_env("TRAINMOVER_QUIET")
       .operands(trainmover::cli::Operands::kProgram, "PROGRAM", options.argv)
       .epilog(
           "Exit status: 0 if the job finished (with --standby: every slot's last\n"

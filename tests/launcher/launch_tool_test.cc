@@ -18,10 +18,11 @@ struct ToolRun {
   std::string output;  // stdout and stderr
 };
 
-// Runs `trainmover-launch ARGS` through sh (for the 2>&1), bounded.
-ToolRun launch(const std::string& args) {
+// Runs `trainmover-launch ARGS` through sh (for the 2>&1), bounded, with
+// the variable assignments `env` (e.g. "A=1 B=2") in its environment.
+ToolRun launch(const std::string& args, const std::string& env = "") {
   LocalJobOptions options;
-  options.argv = {"/bin/sh", "-c", std::string("\"") + TM_LAUNCH_PATH + "\" " + args + " 2>&1"};
+  options.argv = {"/bin/sh", "-c", "env " + env + " \"" + TM_LAUNCH_PATH + "\" " + args + " 2>&1"};
   options.timeout = seconds(30);
   options.capture_stdout = true;
   auto result = run_local_job(options);
@@ -83,6 +84,24 @@ TEST(TrainmoverLaunch, BadArgumentsExit2NamingTheArgument) {
     EXPECT_EQ(run.status, 2) << c.args << ": " << run.output;
     EXPECT_NE(run.output.find(c.message), std::string::npos) << c.args << ": " << run.output;
   }
+}
+
+// Every option's default may come from its TRAINMOVER_* variable; the
+// command line wins, and a bad value names the variable.
+TEST(TrainmoverLaunch, OptionsDefaultToTheirVariables) {
+  ToolRun run = launch("-- sh -c 'echo slots $TRAINMOVER_NSLOTS'", "TRAINMOVER_NPROCS=2");
+  EXPECT_EQ(run.status, 0) << run.output;
+  EXPECT_NE(run.output.find("slots 2"), std::string::npos) << run.output;
+  run = launch("-n 3 -- sh -c 'echo slots $TRAINMOVER_NSLOTS'", "TRAINMOVER_NPROCS=2");
+  EXPECT_NE(run.output.find("slots 3"), std::string::npos) << run.output;
+  run = launch("sleep 30", "TRAINMOVER_NPROCS=1 TRAINMOVER_JOB_TIMEOUT=0.3");
+  EXPECT_EQ(run.status, 124) << run.output;
+  run = launch("-n 2 true", "TRAINMOVER_STANDBYS=many");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("TRAINMOVER_STANDBYS"), std::string::npos) << run.output;
+  run = launch("-n 2 true", "TRAINMOVER_QUIET=yes");
+  EXPECT_EQ(run.status, 2) << run.output;
+  EXPECT_NE(run.output.find("TRAINMOVER_QUIET"), std::string::npos) << run.output;
 }
 
 // --on-failure restart: slot 1 fails at the first start only (it sees
