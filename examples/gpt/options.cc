@@ -62,7 +62,8 @@ void describe(cli::CommandLine& table, CommandLine& cl, Wide& w) {
       .flag("print-hash", t.print_hash,
             "print the final parameter hash on stdout, as \"param-hash HEX\"")
       .duration("warmup-wait", "SEC", 0, 3600, cl.warmup_wait_s,
-                "a standby waits this long for a role's trace, then serves it cold (default 60)");
+                "a standby waits this long in all for the roles' traces; a role whose trace is"
+                " not there by then is served cold (default 10)");
   // The shape's ranges are validate(ModelShape)'s; it also checks the pairs.
   table.section("Model")
       .integer("layers", "L", 1, 256, m.n_layers, with_default("blocks", m.n_layers).c_str())

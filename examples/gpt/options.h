@@ -13,7 +13,7 @@ struct CommandLine {
   TrainOptions train;
   int dp = 1;
   int pp = 1;
-  double warmup_wait_s = 60;  // a standby's wait for each role's trace (warmup.h)
+  double warmup_wait_s = 10;  // a standby's wait for all roles' traces (warmup.h)
 };
 
 // Fills `out` from argv. Returns the exit status when the program should end

@@ -52,11 +52,15 @@ Result<Warmup> Warmup::run(const TrainOptions& options, int dp, int pp,
   w.dp_ = dp;
   std::vector<tm_stage_t> warm, cold;
   std::string detail;
+  // One deadline for every role's traces, not one each: a standby that is
+  // not ready cannot be promoted, so the wait bounds how long the job may
+  // go without a usable standby (the ranks save traces at idle priority,
+  // which on a busy node can take long); what is late is served cold.
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(wait_s));
   for (int stage : warmed_stages(pp)) {
     const tm_stage_t role = stage_role(stage, pp);
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                           std::chrono::duration<double>(wait_s));
     Status outcome;
     if (iterations == 0) {
       outcome =
