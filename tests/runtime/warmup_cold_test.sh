@@ -12,6 +12,16 @@
 . "$(dirname "$0")/warmup_lib.sh"
 args="--dp 2 --steps 150 --log-every 0"
 
+# replaced_cold SLOT WHAT: kills SLOT, waits for the job to end and checks
+# that the standby which took it over was cold; the job's hash in $hash.
+replaced_cold() {
+  kill_slot "$1"
+  wait_for '"event":"recovery_done"'
+  finish
+  grep -q '"event":"recovery_done".*"joiner_warm":false' "$events" ||
+    { echo "FAIL: the joiner $2 was not cold" >&2; exit 1; }
+}
+
 mkdir "$work/traces"
 head -c 4096 /dev/urandom >"$work/traces/stage=last,comm=world.tmtrace"
 # shellcheck disable=SC2086
@@ -19,12 +29,8 @@ start corrupt 4 1 2 --trace-dir "$work/traces" -- $args
 wait_for '"event":"standby_warmup".*"state":"ready".*"warm_roles":\["first"\]'
 grep '"event":"standby_warmup".*"state":"ready"' "$events" | grep -q '"error":"last: cold (.*not a trace' ||
   { echo "FAIL: the corrupt trace's reason is not in the ready report" >&2; cat "$events" >&2; exit 1; }
-kill_slot 3
-wait_for '"event":"recovery_done"'
-finish
+replaced_cold 3 "of the corrupt role"
 corrupt=$hash
-grep -q '"event":"recovery_done".*"joiner_warm":false' "$events" ||
-  { echo "FAIL: the joiner of the corrupt role was not cold" >&2; exit 1; }
 
 export TRAINMOVER_RECORD_ITERATIONS=1000
 # shellcheck disable=SC2086
@@ -34,12 +40,8 @@ wait_for '"event":"standby_warmup".*"state":"ready".*"warm_roles":\[\]'
 grep '"event":"standby_warmup".*"state":"ready"' "$events" |
   grep -q '"error":"first: cold (.*no trace.*; last: cold' ||
   { echo "FAIL: the missing traces' reason is not in the ready report" >&2; cat "$events" >&2; exit 1; }
-kill_slot 1
-wait_for '"event":"recovery_done"'
-finish
+replaced_cold 1 "without traces"
 missing=$hash
-grep -q '"event":"recovery_done".*"joiner_warm":false' "$events" ||
-  { echo "FAIL: the joiner without traces was not cold" >&2; exit 1; }
 
 # shellcheck disable=SC2086
 clean=$(clean_hash 4 2 $args)
