@@ -10,6 +10,8 @@
 #include "common/log.h"
 #include "common/parse.h"
 #include "common/secret.h"
+#include "rendezvous/store_factory.h"
+#include "transport/transport_factory.h"
 
 namespace trainmover {
 namespace {
@@ -62,7 +64,8 @@ const std::vector<EnvVar>& env_table() {
          c.job_secret = v;
          return Status::Ok();
        }},
-      {"TRAINMOVER_STORE", "rendezvous store address, host:port",
+      {"TRAINMOVER_STORE",
+       "rendezvous store: tcp://HOST:PORT (or HOST:PORT), pmix, or pmix,tcp://HOST:PORT",
        [](tm_config_t& c, const char* v) -> Status {
          c.store_address = v;
          return Status::Ok();
@@ -73,9 +76,16 @@ const std::vector<EnvVar>& env_table() {
          c.listen_address = v;
          return Status::Ok();
        }},
-      {"TRAINMOVER_IFNAME", "listen on this network interface's address instead",
+      {"TRAINMOVER_SOCKET_IFNAME",
+       "interfaces links may bind, as NCCL_SOCKET_IFNAME: prefixes (eth), exact (=eth0), "
+       "excluded (^docker,lo)",
        [](tm_config_t& c, const char* v) -> Status {
          c.listen_interface = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_TRANSPORT", "transport of the links, by name (default tcp)",
+       [](tm_config_t& c, const char* v) -> Status {
+         c.transport = v;
          return Status::Ok();
        }},
       {"TRAINMOVER_COMM_NAME", "communicator name (default world)",
@@ -244,6 +254,7 @@ Result<CommConfig> CommConfig::from_c(const tm_config_t& caller) {
   out.listen_address = str(c.listen_address);
   out.listen_interface = str(c.listen_interface);
   out.name = c.name != nullptr ? std::string(c.name) : "world";
+  out.transport = c.transport != nullptr ? std::string(c.transport) : out.transport;
   out.timeout_s = c.timeout_s;
   out.connect_timeout_s = c.connect_timeout_s;
   out.heartbeat_interval_s = c.heartbeat_interval_s;
@@ -258,8 +269,14 @@ Status CommConfig::validate() const {
   auto bad = [](const char* what, const std::string& why) {
     return Status(TM_ERROR_INVALID_ARGUMENT, str_cat(what, ": ", why));
   };
-  if (nslots < 1) return bad("nslots (TRAINMOVER_NSLOTS)", "must be at least 1");
-  if (slot < 0 || slot >= nslots) {
+  auto store = rendezvous::StoreSpec::parse(store_address);
+  // Under PMIx both may be left unset: the PMIx server gives the rank and
+  // the job size (Communicator::open).
+  const bool identity_from_store = slot == -1 && nslots == 0 && store.ok() &&
+                                   store.value().kind == rendezvous::StoreSpec::Kind::kPmix;
+  if (!identity_from_store && nslots < 1)
+    return bad("nslots (TRAINMOVER_NSLOTS)", "must be at least 1");
+  if (!identity_from_store && (slot < 0 || slot >= nslots)) {
     return bad("slot (TRAINMOVER_SLOT)", str_cat(slot, " is not in [0, ", nslots, ")"));
   }
   if (job_secret.empty())
@@ -267,6 +284,9 @@ Status CommConfig::validate() const {
   if (auto s = JobSecret::from_hex(job_secret); !s.ok())
     return bad("job_secret (TRAINMOVER_JOB_SECRET)", s.status().message());
   if (store_address.empty()) return bad("store_address (TRAINMOVER_STORE)", "not set");
+  if (!store.ok()) return bad("store_address", store.status().message());
+  TM_RETURN_IF_ERROR(
+      transport::check_transport_kind(transport, "transport (TRAINMOVER_TRANSPORT)"));
   if (name.empty() || name.size() > 128)
     return bad("name (TRAINMOVER_COMM_NAME)", "must have 1 to 128 characters");
   constexpr double kMaxSeconds = kMaxTimeoutSeconds;

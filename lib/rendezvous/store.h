@@ -1,6 +1,7 @@
 // Store: the key/value rendezvous through which the processes of a job find
 // each other's endpoints. TcpStore (a client of the TcpStoreServer that the
-// job embeds) implements it; a PMIx-backed store will implement it too.
+// job embeds) and PmixStore (PMIx put/commit/fence/get, pmix/pmix_store.h)
+// implement it; store_factory.h picks one from TRAINMOVER_STORE.
 //
 // Contract: keys and values are byte strings (keys up to kMaxKeyBytes, values
 // up to kMaxValueBytes). Every call is bounded in time. Implementations are
@@ -45,6 +46,28 @@ class Store {
   virtual Result<CompareSetResult> compare_set(const std::string& key,
                                                const std::optional<std::string>& expected,
                                                const std::string& value) = 0;
+
+  // Makes the set()s of this process visible to the other processes of the
+  // job and theirs to it. A no-op for stores where each set() is visible at
+  // once (TCP); collective where it is not (PMIx: a fence of every process
+  // of the job, so every process must call it once, standbys included).
+  virtual Status sync(Duration /*timeout*/) { return Status::Ok(); }
+
+  // This process's rank and the job's size when the store knows them (a
+  // PMIx store does: the PMIx server told it); nullopt otherwise.
+  struct Identity {
+    int rank = -1;
+    int size = 0;
+  };
+  virtual std::optional<Identity> identity() const { return std::nullopt; }
+};
+
+// A store server the job embeds (TcpStoreServer); clients reach it at
+// address(), "host:port". Destroying it stops it.
+class StoreServer {
+ public:
+  virtual ~StoreServer() = default;
+  virtual const std::string& address() const = 0;
 };
 
 }  // namespace trainmover::rendezvous

@@ -14,19 +14,20 @@
 
 #include "common/secret.h"
 #include "common/status.h"
+#include "rendezvous/store.h"
 
 namespace trainmover::rendezvous {
 
-class TcpStoreServer {
+class TcpStoreServer final : public StoreServer {
  public:
   // `address` is "host:port"; port 0 picks a free port (see address()).
   static Result<std::unique_ptr<TcpStoreServer>> start(const std::string& address,
                                                        const JobSecret& secret, uint64_t job_id);
   // Stops the thread and closes every connection.
-  ~TcpStoreServer();
+  ~TcpStoreServer() override;
 
   // The address clients connect to.
-  const std::string& address() const { return address_; }
+  const std::string& address() const override { return address_; }
 
  private:
   class Impl;

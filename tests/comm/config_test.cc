@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/config.h"
+#include "config.h"  // HAVE_PMIX
 
 namespace trainmover {
 namespace {
@@ -44,6 +45,12 @@ TEST(CommConfig, EachBadFieldIsNamedWithItsVariable) {
       {"job_secret", "TRAINMOVER_JOB_SECRET",
        [](CommConfig& c) { c.job_secret = std::string(32, 'z'); }},
       {"store_address", "TRAINMOVER_STORE", [](CommConfig& c) { c.store_address.clear(); }},
+      {"store_address", "TRAINMOVER_STORE",
+       [](CommConfig& c) { c.store_address = "redis://10.0.0.1:6379"; }},
+      {"store_address", "TRAINMOVER_STORE",
+       [](CommConfig& c) { c.store_address = "tcp://nohost"; }},
+      {"store_address", "TRAINMOVER_STORE", [](CommConfig& c) { c.store_address = "pmix;tcp"; }},
+      {"transport", "TRAINMOVER_TRANSPORT", [](CommConfig& c) { c.transport = "carrier-pigeon"; }},
       {"name", "TRAINMOVER_COMM_NAME", [](CommConfig& c) { c.name.clear(); }},
       {"name", "TRAINMOVER_COMM_NAME", [](CommConfig& c) { c.name = std::string(129, 'n'); }},
       {"timeout_s", "TRAINMOVER_TIMEOUT", [](CommConfig& c) { c.timeout_s = 0; }},
@@ -126,7 +133,8 @@ TEST(InitConfig, ReadsEveryVariable) {
   env.set("TRAINMOVER_JOB_SECRET", std::string(32, 'f'));
   env.set("TRAINMOVER_STORE", "10.1.2.3:29500");
   env.set("TRAINMOVER_LISTEN_ADDR", "10.1.2.4");
-  env.set("TRAINMOVER_IFNAME", "eth1");
+  env.set("TRAINMOVER_SOCKET_IFNAME", "^docker,lo");
+  env.set("TRAINMOVER_TRANSPORT", "tcp");
   env.set("TRAINMOVER_COMM_NAME", "dp");
   env.set("TRAINMOVER_TIMEOUT", "250ms");
   env.set("TRAINMOVER_CONNECT_TIMEOUT", "2m");
@@ -143,7 +151,8 @@ TEST(InitConfig, ReadsEveryVariable) {
   EXPECT_EQ(std::string(c.job_secret), std::string(32, 'f'));
   EXPECT_STREQ(c.store_address, "10.1.2.3:29500");
   EXPECT_STREQ(c.listen_address, "10.1.2.4");
-  EXPECT_STREQ(c.listen_interface, "eth1");
+  EXPECT_STREQ(c.listen_interface, "^docker,lo");
+  EXPECT_STREQ(c.transport, "tcp");
   EXPECT_STREQ(c.name, "dp");
   EXPECT_DOUBLE_EQ(c.timeout_s, 0.25);
   EXPECT_DOUBLE_EQ(c.connect_timeout_s, 120.0);
@@ -154,6 +163,37 @@ TEST(InitConfig, ReadsEveryVariable) {
   auto cc = CommConfig::from_c(c);
   ASSERT_TRUE(cc.ok()) << cc.status().message();
   EXPECT_EQ(cc->name, "dp");
+  EXPECT_EQ(cc->transport, "tcp");
+}
+
+// Every form of TRAINMOVER_STORE that the store factory takes is valid.
+TEST(CommConfig, StoreForms) {
+  for (const char* store :
+       {"127.0.0.1:29500", "tcp://127.0.0.1:29500", "tcp://[::1]:29500", "tcp://node7:29500"}) {
+    CommConfig c = valid_config();
+    c.store_address = store;
+    EXPECT_TRUE(c.validate().ok()) << store << ": " << c.validate().message();
+  }
+}
+
+// Under PMIx the slot and the size may both be left to the PMIx server, but
+// not only one of them; over TCP neither may.
+TEST(CommConfig, IdentityFromPmixOnlyWhenBothUnset) {
+  CommConfig c = valid_config();
+  c.slot = -1;
+  c.nslots = 0;
+  EXPECT_FALSE(c.validate().ok());
+#if HAVE_PMIX
+  for (const char* store : {"pmix", "pmix,tcp://127.0.0.1:29500"}) {
+    c.store_address = store;
+    EXPECT_TRUE(c.validate().ok()) << store << ": " << c.validate().message();
+  }
+  c.nslots = 4;
+  EXPECT_NE(c.validate().message().find("TRAINMOVER_SLOT"), std::string::npos);
+#else
+  c.store_address = "pmix";
+  EXPECT_NE(c.validate().message().find("no PMIx"), std::string::npos) << c.validate().message();
+#endif
 }
 
 TEST(InitConfig, MalformedVariablesAreNamed) {

@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -168,30 +167,6 @@ Result<std::string> source_address_for(const SocketAddress& destination) {
   }
   TM_ASSIGN_OR_RETURN(SocketAddress local, local_address(fd.get()));
   return local.host();
-}
-
-Result<std::string> interface_address(const std::string& ifname) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return system_error("getifaddrs", errno);
-  std::string v4, v6;
-  for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
-    if (it->ifa_addr == nullptr || ifname != it->ifa_name) continue;
-    char text[INET6_ADDRSTRLEN];
-    if (it->ifa_addr->sa_family == AF_INET && v4.empty()) {
-      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(it->ifa_addr)->sin_addr, text,
-                sizeof text);
-      v4 = text;
-    } else if (it->ifa_addr->sa_family == AF_INET6 && v6.empty()) {
-      inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(it->ifa_addr)->sin6_addr, text,
-                sizeof text);
-      v6 = text;
-    }
-  }
-  freeifaddrs(list);
-  if (!v4.empty()) return v4;
-  if (!v6.empty()) return v6;
-  return error(TM_ERROR_INVALID_ARGUMENT, "network interface '", ifname,
-               "' has no IP address (or does not exist)");
 }
 
 }  // namespace trainmover::transport::tcp

@@ -52,7 +52,5 @@ Status set_link_options(int fd, const LinkSocketOptions& options);
 // The local address the kernel would use to reach `destination`: the one
 // address a process must listen on to be reachable by its peers.
 Result<std::string> source_address_for(const SocketAddress& destination);
-// The first IPv4 (else IPv6) address of network interface `ifname`.
-Result<std::string> interface_address(const std::string& ifname);
 
 }  // namespace trainmover::transport::tcp

@@ -194,7 +194,7 @@ void TcpTransport::finish(Pending& pending) {
   }
   const Hello peer = s.peer();
   UniqueFd fd = s.take_fd();
-  Status st = set_link_options(fd.get(), options_.socket);
+  Status st = set_link_options(fd.get(), LinkSocketOptions{options_.socket_buffer_bytes});
   TcpLink::Options lo;
   lo.job_id = options_.job_id;
   // The connector's epoch, which the acceptor's policy agreed to.

@@ -22,24 +22,13 @@
 #include "transport/tcp/socket.h"
 #include "transport/tcp/tcp_link.h"
 #include "transport/transport.h"
+#include "transport/transport_factory.h"
 
 namespace trainmover::transport::tcp {
 
 class TcpTransport final : public Transport, private EventHandler {
  public:
-  struct Options {
-    uint64_t job_id = 0;
-    uint64_t comm_id = 0;
-    uint64_t epoch = 0;
-    int32_t slot = -1;
-    uint64_t instance_id = 0;
-    std::string listen_host = "127.0.0.1";
-    LinkSocketOptions socket;
-    uint64_t max_frame_bytes = uint64_t{1} << 31;
-    size_t max_outstanding = 512;
-    Duration handshake_timeout = std::chrono::seconds(10);
-    Duration accept_timeout = std::chrono::seconds(10);
-  };
+  using Options = TransportOptions;
   static constexpr size_t kMaxPendingAccepts = 128;
 
   // `secret`, `loop` and both observers must outlive the transport.
