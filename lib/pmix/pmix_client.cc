@@ -23,6 +23,8 @@ int timeout_seconds(Duration timeout) {
 
 }  // namespace
 
+bool PmixClient::in_use() { return g_client_exists.load(); }
+
 Result<std::unique_ptr<PmixClient>> PmixClient::create() {
   if (!std::getenv("PMIX_NAMESPACE"))
     return error(TM_ERROR_INVALID_ARGUMENT,

@@ -22,6 +22,8 @@ namespace trainmover::pmix {
 class PmixClient {
  public:
   static Result<std::unique_ptr<PmixClient>> create();
+  // Whether this process holds a client now (create() would fail).
+  static bool in_use();
   ~PmixClient();
   PmixClient(const PmixClient&) = delete;
   PmixClient& operator=(const PmixClient&) = delete;

@@ -3,7 +3,9 @@
 // our own can show the handler works): three clients forked by the server
 // wire up through PMIx put/commit/fence/get, then receive the failure events
 // the server delivers (a rank aborted, a rank terminated, and the server
-// itself gone) as FailureEvents naming the right ranks.
+// itself gone) as FailureEvents naming the right ranks. The same server
+// runs three pmix_store_client ranks: the PmixStore round, and a
+// communicator wired up through TRAINMOVER_STORE=pmix.
 #include <gtest/gtest.h>
 #include <pmix.h>
 #include <pmix_server.h>
@@ -17,6 +19,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -75,7 +78,8 @@ class ServerProcess {
   ServerProcess(const std::string& dir, std::vector<int> client_out, int commands)
       : dir_(dir), client_out_(std::move(client_out)), commands_(commands) {}
 
-  [[noreturn]] void run(int expected_events) {
+  // Each client runs `argv` (argv[0] relative to the test's directory).
+  [[noreturn]] void run(const std::vector<std::string>& argv) {
     pmix_info_t info;
     PMIX_INFO_LOAD(&info, PMIX_SERVER_TMPDIR, dir_.c_str(), PMIX_STRING);
     pmix_server_module_t module;
@@ -85,7 +89,7 @@ class ServerProcess {
     if (PMIx_server_init(&module, &info, 1) != PMIX_SUCCESS) _exit(10);
     if (!register_job()) _exit(11);
     for (int r = 0; r < kRanks; ++r)
-      if (!spawn(r, expected_events)) _exit(12);
+      if (!spawn(r, argv)) _exit(12);
     FILE* in = fdopen(commands_, "r");
     char line[256];
     while (in && fgets(line, sizeof line, in)) {
@@ -127,7 +131,7 @@ class ServerProcess {
     return ok;
   }
 
-  bool spawn(int rank, int expected_events) {
+  bool spawn(int rank, const std::vector<std::string>& argv) {
     pmix_proc_t proc;
     PMIX_LOAD_PROCID(&proc, kNspace, rank);
     Waiter registered;
@@ -137,13 +141,15 @@ class ServerProcess {
       return false;
     char** env = nullptr;
     if (PMIx_server_setup_fork(&proc, &env) != PMIX_SUCCESS) return false;
-    std::string events = std::to_string(expected_events);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
     pid_t pid = fork();
     if (pid < 0) return false;
     if (pid == 0) {
       dup2(client_out_[rank], STDOUT_FILENO);
       for (char** e = env; e && *e; ++e) putenv(*e);
-      execl("pmix/pmix_event_client", "pmix_event_client", events.c_str(), nullptr);
+      execv(args[0], args.data());
       _exit(127);
     }
     for (char** e = env; e && *e; ++e) free(*e);
@@ -195,7 +201,7 @@ class PmixEvents : public ::testing::Test {
     ASSERT_EQ(system(cmd.c_str()), 0);
   }
 
-  void start(int expected_events) {
+  void start(const std::vector<std::string>& client_argv) {
     std::vector<int> write_ends;
     for (int r = 0; r < kRanks; ++r) {
       int fds[2];
@@ -210,7 +216,7 @@ class PmixEvents : public ::testing::Test {
     if (server_ == 0) {
       close(cmd[1]);
       for (Child& c : children_) close(c.out);
-      ServerProcess(dir_, write_ends, cmd[0]).run(expected_events);
+      ServerProcess(dir_, write_ends, cmd[0]).run(client_argv);
     }
     close(cmd[0]);
     for (int fd : write_ends) close(fd);
@@ -252,7 +258,7 @@ class PmixEvents : public ::testing::Test {
 };
 
 TEST_F(PmixEvents, ClientsWireUpThroughPmixAndHearEveryFailureEvent) {
-  start(3);
+  start({"pmix/pmix_event_client", "3"});
   for (int r = 0; r < kRanks; ++r)
     ASSERT_EQ(next_line(r), "ready rank=" + std::to_string(r) + " size=3 peers=ok events=job");
 
@@ -279,6 +285,39 @@ TEST_F(PmixEvents, ClientsWireUpThroughPmixAndHearEveryFailureEvent) {
         << "rank " << r << ": " << line;
     EXPECT_NE(line.find("lost_server=1"), std::string::npos) << "rank " << r << ": " << line;
     EXPECT_EQ(next_line(r), "") << "rank " << r << " printed more";
+  }
+}
+
+TEST_F(PmixEvents, StoreServesOneRoundAndRefusesWhatFollows) {
+  start({"pmix/pmix_store_client", "store"});
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_EQ(next_line(r), "store rank=" + std::to_string(r) + " size=3 peers=ok later=refused");
+}
+
+// Sets the variables of a rank for one test (the server's clients inherit
+// the test's environment).
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(std::vector<std::pair<std::string, std::string>> vars)
+      : vars_(std::move(vars)) {
+    for (const auto& [name, value] : vars_) setenv(name.c_str(), value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    for (const auto& var : vars_) unsetenv(var.first.c_str());
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> vars_;
+};
+
+TEST_F(PmixEvents, CommunicatorWiresUpThroughThePmixStore) {
+  ScopedEnv env({{"TRAINMOVER_STORE", "pmix"},
+                 {"TRAINMOVER_JOB_SECRET", std::string(32, 'e')},
+                 {"TRAINMOVER_SOCKET_IFNAME", "=lo"},
+                 {"TRAINMOVER_CONNECT_TIMEOUT", "15"}});
+  start({"pmix/pmix_store_client", "comm"});
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(next_line(r), "comm slot=" + std::to_string(r) + " nslots=3 sum=ok hosts=127.0.0.1");
   }
 }
 
