@@ -81,6 +81,16 @@ Result<tm_comm_t> open_sandbox(tm_config_t config, int slot, const std::string& 
   return comm;
 }
 
+// This slot's DP group: the world's slots of its stage (color), in DP order
+// (key), so group slot = DP index. On a standby world, a standby group.
+Result<tm_comm_t> split_dp(tm_comm_t world, const Topology& t, const tm_config_t* config) {
+  tm_comm_t group = nullptr;
+  TM_RETURN_IF_ERROR(
+      api_status(tm_comm_split_config(world, t.stage(), t.dp_index(), &group, config),
+                 str_cat("split the DP group of stage ", t.stage()), world));
+  return group;
+}
+
 Status go_standby_comm(tm_comm_t comm, tm_config_t config, int nslots, const std::string& name) {
   config.slot = -1;
   config.nslots = nslots;
@@ -132,8 +142,7 @@ Result<std::unique_ptr<StageComm>> StageComm::create(int dp, int pp) {
   set_recording(dp_config, t, dp_role);
   TM_ASSIGN_OR_RETURN(comm->world_, open_comm(world_config, config.slot, dp * pp, "gpt-world"));
   if (dp > 1) {
-    TM_ASSIGN_OR_RETURN(
-        comm->dp_, open_comm(dp_config, t.dp_index(), dp, "gpt-dp" + std::to_string(t.stage())));
+    TM_ASSIGN_OR_RETURN(comm->dp_, split_dp(comm->world_, t, &dp_config));
   }
   return comm;
 }
@@ -166,10 +175,11 @@ Status StageComm::go_standby(int slot) {
     return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is not of stage ", topo_.stage());
   TM_ASSIGN_OR_RETURN(tm_config_t config, job_config(topo_.dp, topo_.pp));
   TM_RETURN_IF_ERROR(go_standby_comm(world_, config, topo_.nslots(), "gpt-world"));
-  if (dp_ != nullptr)
-    TM_RETURN_IF_ERROR(
-        go_standby_comm(dp_, config, topo_.dp, "gpt-dp" + std::to_string(topo_.stage())));
   topo_.slot = slot;
+  if (dp_ != nullptr)
+    TM_RETURN_IF_ERROR(api_status(tm_comm_go_split(dp_, world_, topo_.stage(), topo_.dp_index()),
+                                  "turn the DP sandbox into the standby group of its stage",
+                                  nullptr));
   return Status::Ok();
 }
 
@@ -199,9 +209,7 @@ Result<std::unique_ptr<StageComm>> StageComm::create_standby(int dp, int pp, int
   TM_ASSIGN_OR_RETURN(tm_config_t config, job_config(dp, pp));
   TM_ASSIGN_OR_RETURN(comm->world_, open_comm(config, -1, dp * pp, "gpt-world", true));
   if (dp > 1) {
-    const Topology& t = comm->topo_;
-    TM_ASSIGN_OR_RETURN(comm->dp_,
-                        open_comm(config, -1, dp, "gpt-dp" + std::to_string(t.stage()), true));
+    TM_ASSIGN_OR_RETURN(comm->dp_, split_dp(comm->world_, comm->topo_, nullptr));
   }
   return comm;
 }

@@ -6,12 +6,12 @@
 // are slots d, D+d, 2D+d, ...
 //
 // Communicators: a "world" one of all D*P slots carries the pipeline's
-// send/recv (activations forward, their gradients backward) and the few
-// job-wide agreements; one per DP group (named "gpt-dp<stage>", slot = DP
-// index) carries the gradient allreduce. When the C API gains groups, create()
-// becomes one parent plus a split by color (stage, resp. DP index): the
-// interface below stays. A single-process run (D = P = 1) opens none and
-// needs no store.
+// send/recv between pipeline neighbours (activations forward, their
+// gradients backward) and the few job-wide agreements; the DP groups are
+// split from it (tm_comm_split, color = stage, key = DP index, so group
+// slot = DP index) and carry the gradient allreduce. The worker switches the
+// world, and with it every group (trainmover.h, Groups). A single-process
+// run (D = P = 1) opens none and needs no store.
 //
 // Errors carry the C API's detail and the slot at fault. Not thread-safe: one
 // training thread per process.

@@ -159,5 +159,11 @@ int main(int argc, char** argv) {
   std::unique_ptr<StageComm> comm;  // outlives the worker
   if (st.ok()) st = train(cl, worker, comm);
   (void)tm_worker_destroy(worker);
-  return st.ok() ? 0 : fail(st);
+  if (st.ok()) return 0;
+  // Checkpoints are written under a temporary name and renamed: stopping
+  // here leaves every one on disk whole.
+  const std::string where = cl.train.checkpoint_dir.empty()
+                                ? ""
+                                : ", checkpoint at " + cl.train.checkpoint_dir + " intact";
+  return fail(Status(st.code(), st.message() + where));
 }

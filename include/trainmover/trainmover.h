@@ -101,7 +101,7 @@ typedef struct tm_store_server* tm_store_server_t;
  * newer version is refused with TM_ERROR_INVALID_ARGUMENT.
  */
 #define TM_CONFIG_MAGIC 0x746d6366u /* "tmcf" */
-#define TM_CONFIG_VERSION 1u        /* this header's layout; raised with each new field */
+#define TM_CONFIG_VERSION 2u        /* this header's layout; raised with each new field */
 typedef struct {
   size_t struct_size;           /* sizeof(tm_config_t) of the caller's header */
   unsigned int magic;           /* TM_CONFIG_MAGIC */
@@ -110,10 +110,11 @@ typedef struct {
   int nslots;                   /* number of slots in the communicator */
   uint64_t job_id;              /* identifies the job on the wire */
   const char* job_secret;       /* hex, >= 32 digits: authenticates peers */
-  const char* store_address;    /* rendezvous store, "host:port" */
+  const char* store_address;    /* rendezvous store: "tcp://host:port" (or "host:port"),
+                                   "pmix" or "pmix,tcp://host:port"; see trainmover(3) */
   const char* listen_address;   /* address links bind to; NULL: see listen_interface */
-  const char* listen_interface; /* bind the address of this interface; NULL: the one that reaches
-                                   the store */
+  const char* listen_interface; /* interfaces to bind, as NCCL_SOCKET_IFNAME ("eth0", "=eth0",
+                                   "^docker,lo"); NULL: the one that reaches the store */
   const char* name;             /* communicator name, distinguishes several in a job */
   double timeout_s;             /* a collective that makes no progress this long fails */
   double connect_timeout_s;     /* rendezvous and connection set-up */
@@ -132,6 +133,8 @@ typedef struct {
    * outputs take; tm_comm_init() pays the faults (on a virtual machine that
    * returns freed memory to its host, about 11 us per 4 KiB page). */
   size_t record_reserve_bytes;
+  /* Version 2. The transport links use, by name: "tcp" (NULL: "tcp"). */
+  const char* transport;
   /* New fields go here, each starting at a multiple of 8 bytes (so that an
    * older, shorter struct never ends inside one), with their default in
    * TM_CONFIG_INITIALIZER. */
@@ -139,15 +142,16 @@ typedef struct {
 
 /* The header fields and the built-in defaults, in field order (the
  * TRAINMOVER_* variables are applied by tm_config_init()). */
-#define TM_CONFIG_INITIALIZER                                                                \
-  {                                                                                          \
-    sizeof(tm_config_t), TM_CONFIG_MAGIC, TM_CONFIG_VERSION, /* slot */ -1, /* nslots */ 0,  \
-        /* job_id */ 0, /* job_secret */ NULL, /* store_address */ NULL,                     \
-        /* listen_address */ NULL, /* listen_interface */ NULL, /* name */ "world",          \
-        /* timeout_s */ 30.0, /* connect_timeout_s */ 60.0, /* heartbeat_interval_s */ 0.5,  \
-        /* segment_bytes */ (size_t)512 << 10, /* socket_buffer_bytes */ (size_t)4 << 20,    \
-        /* staging_buffers */ 4, /* record_iterations */ 2, /* trace_dir */ NULL,            \
-        /* trace_compress */ 0, /* role */ NULL, /* record_reserve_bytes */ (size_t)32 << 20 \
+#define TM_CONFIG_INITIALIZER                                                                 \
+  {                                                                                           \
+    sizeof(tm_config_t), TM_CONFIG_MAGIC, TM_CONFIG_VERSION, /* slot */ -1, /* nslots */ 0,   \
+        /* job_id */ 0, /* job_secret */ NULL, /* store_address */ NULL,                      \
+        /* listen_address */ NULL, /* listen_interface */ NULL, /* name */ "world",           \
+        /* timeout_s */ 30.0, /* connect_timeout_s */ 60.0, /* heartbeat_interval_s */ 0.5,   \
+        /* segment_bytes */ (size_t)512 << 10, /* socket_buffer_bytes */ (size_t)4 << 20,     \
+        /* staging_buffers */ 4, /* record_iterations */ 2, /* trace_dir */ NULL,             \
+        /* trace_compress */ 0, /* role */ NULL, /* record_reserve_bytes */ (size_t)32 << 20, \
+        /* transport */ NULL                                                                  \
   }
 
 /* Fill `config` (declared with TM_CONFIG_INITIALIZER: only its struct_size
@@ -201,6 +205,56 @@ tm_result_t tm_barrier(tm_comm_t comm);
 tm_result_t tm_send(const void* buf, size_t count, tm_datatype_t datatype, int peer,
                     tm_comm_t comm);
 tm_result_t tm_recv(void* buf, size_t count, tm_datatype_t datatype, int peer, tm_comm_t comm);
+
+/* ---- Groups: communicators split from a parent (docs/groups.md) -----------
+ * As MPI_Comm_split and ncclCommSplit. Collective over `comm` (the parent):
+ * every slot calls it, and calls its splits of `comm` in the same order.
+ * The slots that give the same color >= 0 form one group; its slots follow
+ * (key, parent slot), so slot i of the group is the i-th smallest. A slot
+ * giving TM_SPLIT_NOCOLOR gets *newcomm = NULL (and takes part). Results
+ * depend only on slot numbers: the group is a communicator of its own (its
+ * own links and progress thread; its name is the parent's with
+ * "/split<n>.<color>"), whose collectives equal those of a communicator of
+ * its members made with tm_comm_init() bit for bit.
+ *
+ * Switch: a group switches with its parent. tm_comm_join(),
+ * tm_comm_prepare_switch(), tm_comm_wait_prepared() and
+ * tm_comm_switchover() on the parent do the same on every group split from
+ * it (recursively), in the parent's epoch: a group containing the replaced
+ * slot takes the joiner in its place, the others only move to the new
+ * epoch, so only the links that touch the replaced slot change. Never call
+ * those four on a group itself while its parent lives. tm_comm_abort() of
+ * the parent aborts its groups too. A standby splits its standby parent
+ * with the (color, key) of the slot it will serve, in the same order as the
+ * job did: it takes no part in a collective (it reads what the job's slots
+ * gave from the store) and gets standby groups, which tm_comm_join() of the
+ * parent joins.
+ *
+ * Ownership and order: *newcomm is a handle of its own, released with
+ * tm_comm_destroy(). Destroy groups and parent in any order; a group
+ * outliving its parent keeps working but switches no more. Threading: a
+ * parent and its groups are used by one thread at a time (the same for all
+ * of them), except tm_comm_abort().
+ *
+ * Errors: TM_ERROR_INVALID_ARGUMENT for NULL arguments, a parent that
+ * replays a trace (sandbox), that this process left, or a color below
+ * TM_SPLIT_NOCOLOR (every slot fails alike, naming the slot and its color);
+ * the parent's own error when it has failed or was aborted (the split's
+ * exchange runs on it); TM_ERROR_TIMEOUT when a slot does not take part. On
+ * an error *newcomm is NULL. A split is never recorded into a trace. */
+#define TM_SPLIT_NOCOLOR (-1)
+tm_result_t tm_comm_split(tm_comm_t comm, int color, int key, tm_comm_t* newcomm);
+/* The same, with the recording fields of `config` (trace_dir, role,
+ * record_iterations, ...: see tm_config_t) for the group; its other fields
+ * are the parent's. NULL: as tm_comm_split(). */
+tm_result_t tm_comm_split_config(tm_comm_t comm, int color, int key, tm_comm_t* newcomm,
+                                 const tm_config_t* config);
+/* A sandbox (tm_comm_init_sandbox()) turned, in place, into the group
+ * (color, key) of `parent` — for a standby that warmed up on a group's
+ * trace: `parent` is then a standby and the group a standby of the job, as
+ * tm_comm_go_standby() makes one. Between iterations; `color` must not be
+ * TM_SPLIT_NOCOLOR. */
+tm_result_t tm_comm_go_split(tm_comm_t comm, tm_comm_t parent, int color, int key);
 
 /* ---- Membership switch: replacing the process that serves a slot ----------
  * (trainmover(3), MEMBERSHIP SWITCH). Phase 1 runs while collectives go on;

@@ -17,7 +17,7 @@
 #include "comm/datatype.h"
 #include "common/parse.h"
 #include "record/trace_dir.h"
-#include "rendezvous/tcp_store_server.h"
+#include "rendezvous/store_factory.h"
 #include "trainmover/trainmover.h"
 
 // The handle keeps its identity while its backend changes (live, recording,
@@ -45,7 +45,7 @@ struct tm_comm {
 };
 
 struct tm_store_server {
-  std::unique_ptr<trainmover::rendezvous::TcpStoreServer> impl;
+  std::unique_ptr<trainmover::rendezvous::StoreServer> impl;
 };
 
 namespace {
@@ -189,7 +189,8 @@ tm_result_t tm_comm_join(tm_comm_t comm, uint64_t epoch, int slot) {
     view.epoch = epoch;
     view.slots[static_cast<size_t>(slot)] = c.endpoint();
     TM_RETURN_IF_ERROR(c.publish_view(view));
-    return c.join(view);
+    TM_RETURN_IF_ERROR(c.join(view));
+    return c.join_groups(epoch, slot, epoch - 1);
   });
 }
 
@@ -198,7 +199,8 @@ tm_result_t tm_comm_prepare_switch(tm_comm_t comm, uint64_t epoch) {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_ASSIGN_OR_RETURN(trainmover::Communicator * live, live_of(comm));
     TM_ASSIGN_OR_RETURN(trainmover::View view, live->fetch_view(epoch));
-    return live->prepare_switch(view);
+    TM_RETURN_IF_ERROR(live->prepare_switch(view));
+    return live->prepare_groups(view);
   });
 }
 
@@ -206,7 +208,8 @@ tm_result_t tm_comm_wait_prepared(tm_comm_t comm) {
   return guarded([&]() -> trainmover::Status {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_ASSIGN_OR_RETURN(trainmover::Communicator * live, live_of(comm));
-    return live->wait_prepared();
+    TM_RETURN_IF_ERROR(live->wait_prepared());
+    return live->wait_groups_prepared();
   });
 }
 
@@ -214,7 +217,49 @@ tm_result_t tm_comm_switchover(tm_comm_t comm, uint64_t epoch) {
   return guarded([&]() -> trainmover::Status {
     TM_RETURN_IF_ERROR(need(comm, "comm"));
     TM_ASSIGN_OR_RETURN(trainmover::Communicator * live, live_of(comm));
-    return live->switchover(epoch);
+    trainmover::Status st = live->switchover(epoch);
+    trainmover::Status groups = live->switchover_groups(epoch);  // whatever the parent said
+    return st.ok() ? groups : st;
+  });
+}
+
+tm_result_t tm_comm_split(tm_comm_t comm, int color, int key, tm_comm_t* newcomm) {
+  return tm_comm_split_config(comm, color, key, newcomm, nullptr);
+}
+
+tm_result_t tm_comm_split_config(tm_comm_t comm, int color, int key, tm_comm_t* newcomm,
+                                 const tm_config_t* config) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(newcomm, "newcomm"));
+    *newcomm = nullptr;
+    TM_ASSIGN_OR_RETURN(trainmover::Communicator * parent, live_of(comm));
+    trainmover::api::RecordConfig record;
+    if (config != nullptr) {
+      TM_ASSIGN_OR_RETURN(record, trainmover::api::RecordConfig::from_c(*config));
+    }
+    TM_ASSIGN_OR_RETURN(auto group, parent->split(color, key));
+    if (group == nullptr) return trainmover::Status::Ok();  // TM_SPLIT_NOCOLOR
+    std::unique_ptr<trainmover::api::CommBackend> backend =
+        std::make_unique<trainmover::api::LiveBackend>(std::move(group));
+    if (record.recording()) {
+      backend = std::make_unique<trainmover::api::RecordingBackend>(std::move(backend), record);
+    }
+    *newcomm = new tm_comm(std::move(backend));
+    return trainmover::Status::Ok();
+  });
+}
+
+tm_result_t tm_comm_go_split(tm_comm_t comm, tm_comm_t parent, int color, int key) {
+  return guarded([&]() -> trainmover::Status {
+    TM_RETURN_IF_ERROR(need(comm, "comm"));
+    TM_RETURN_IF_ERROR(leaving_sandbox(comm, "tm_comm_go_split"));
+    TM_ASSIGN_OR_RETURN(trainmover::Communicator * live, live_of(parent));
+    if (color == TM_SPLIT_NOCOLOR)
+      return trainmover::error(TM_ERROR_INVALID_ARGUMENT,
+                               "tm_comm_go_split: TM_SPLIT_NOCOLOR would leave no communicator");
+    TM_ASSIGN_OR_RETURN(auto group, live->split(color, key));
+    comm->replace_backend(std::make_unique<trainmover::api::LiveBackend>(std::move(group)));
+    return trainmover::Status::Ok();
   });
 }
 
@@ -434,7 +479,7 @@ tm_result_t tm_store_server_start(tm_store_server_t* server, const char* address
       job_id = static_cast<uint64_t>(parsed);
     }
     TM_ASSIGN_OR_RETURN(auto impl,
-                        trainmover::rendezvous::TcpStoreServer::start(address, secret, job_id));
+                        trainmover::rendezvous::start_store_server(address, secret, job_id));
     *server = new tm_store_server{std::move(impl)};
     return trainmover::Status::Ok();
   });
@@ -501,6 +546,22 @@ Status rebuild_live(tm_comm_t comm, const std::string& name, int slot) {
   config.slot = slot;
   TM_ASSIGN_OR_RETURN(auto fresh, Communicator::create(config));
   comm->replace_backend(std::make_unique<LiveBackend>(std::move(fresh)));
+  return Status::Ok();
+}
+Status restart_standby(tm_comm_t comm) {
+  TM_ASSIGN_OR_RETURN(Communicator * old, live_of(comm));
+  CommConfig config = old->config();
+  config.slot = 0;  // as standby_backend(): a standby has none
+  TM_ASSIGN_OR_RETURN(auto fresh, Communicator::create_standby(config));
+  comm->replace_backend(std::make_unique<LiveBackend>(std::move(fresh)));
+  return Status::Ok();
+}
+Status restart_standby_group(tm_comm_t group, tm_comm_t parent) {
+  TM_ASSIGN_OR_RETURN(Communicator * old, live_of(group));
+  TM_ASSIGN_OR_RETURN(GroupSplit split, old->split_of());
+  TM_ASSIGN_OR_RETURN(Communicator * fresh_parent, live_of(parent));
+  TM_ASSIGN_OR_RETURN(auto fresh, fresh_parent->split(split.color, split.key));
+  group->replace_backend(std::make_unique<LiveBackend>(std::move(fresh)));
   return Status::Ok();
 }
 tm_result_t c_call(const std::function<Status()>& body) { return guarded(body); }

@@ -24,6 +24,16 @@ Result<Communicator*> live_communicator(tm_comm_t comm);
 // failure the handle keeps the old communicator (after a failure: aborted).
 Status rebuild_live(tm_comm_t comm, const std::string& name, int slot);
 
+// A joiner promoted again before its switch (the recovery started a new
+// round, docs/runtime.md): a fresh standby communicator of `comm`'s
+// configuration, listening at a new endpoint, replaces the handle's joined
+// one (its links close), so that it can join the new epoch's view.
+Status restart_standby(tm_comm_t comm);
+// The same for a group of `parent` (restarted first): a fresh standby split
+// of it with the group's color and key. Groups of one parent must be
+// restarted in the order they were split (standby splits are numbered).
+Status restart_standby_group(tm_comm_t group, tm_comm_t parent);
+
 // Runs `body` as every C API call does: its Status becomes the result code
 // and the calling thread's tm_get_last_error(); exceptions become errors.
 tm_result_t c_call(const std::function<Status()>& body);

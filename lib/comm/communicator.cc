@@ -5,9 +5,8 @@
 #include "comm/datatype.h"
 #include "comm/link_wait_op.h"
 #include "common/log.h"
-#include "rendezvous/tcp_store.h"
-#include "transport/tcp/socket.h"
-#include "transport/tcp/tcp_transport.h"
+#include "rendezvous/store_factory.h"
+#include "transport/transport_factory.h"
 
 namespace trainmover {
 namespace {
@@ -37,11 +36,10 @@ class UntilOp final : public Operation {
   Clock::time_point deadline_;
 };
 
+// The address that reaches the store's host reaches the other nodes too.
 Result<std::string> listen_host(const CommConfig& c) {
-  if (!c.listen_address.empty()) return c.listen_address;
-  if (!c.listen_interface.empty()) return transport::tcp::interface_address(c.listen_interface);
-  TM_ASSIGN_OR_RETURN(auto store, transport::tcp::resolve(c.store_address));
-  return transport::tcp::source_address_for(store);
+  TM_ASSIGN_OR_RETURN(auto spec, rendezvous::StoreSpec::parse(c.store_address));
+  return transport::choose_listen_host(c.listen_address, c.listen_interface, spec.tcp_address);
 }
 
 Status check_buffers(const void* in, const void* out, size_t in_elems, size_t out_elems,
@@ -78,10 +76,15 @@ Communicator::Communicator(CommConfig config, JobSecret secret,
 
 Result<std::unique_ptr<Communicator>> Communicator::open(const CommConfig& config) {
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
-  TM_ASSIGN_OR_RETURN(auto store,
-                      rendezvous::TcpStore::connect(config.store_address, secret, config.job_id,
-                                                    seconds(config.connect_timeout_s)));
-  std::unique_ptr<Communicator> comm(new Communicator(config, std::move(secret), std::move(store)));
+  TM_ASSIGN_OR_RETURN(auto spec, rendezvous::StoreSpec::parse(config.store_address));
+  TM_ASSIGN_OR_RETURN(auto store, rendezvous::open_store(spec, secret, config.job_id,
+                                                         seconds(config.connect_timeout_s)));
+  CommConfig c = config;
+  if (auto id = store->identity(); id && c.slot == -1 && c.nslots == 0) {
+    c.slot = id->rank;  // left unset under PMIx: the PMIx server's rank and size
+    c.nslots = id->size;
+  }
+  std::unique_ptr<Communicator> comm(new Communicator(c, std::move(secret), std::move(store)));
   TM_ASSIGN_OR_RETURN(uint64_t instance_id, random_u64());
   TM_RETURN_IF_ERROR(comm->start(instance_id));
   return comm;
@@ -106,29 +109,31 @@ Result<std::unique_ptr<Communicator>> Communicator::create_standby(const CommCon
   TM_RETURN_IF_ERROR(c.validate());
   c.slot = -1;
   auto comm = open(c);
-  if (!comm.ok())
-    return comm.status().with_context(str_cat("standby for communicator '", config.name, "'"));
+  // A store whose first round is collective (PMIx) counts on standbys too.
+  Status st = comm.ok() ? comm.value()->store_->sync(seconds(c.connect_timeout_s)) : comm.status();
+  if (!st.ok()) return st.with_context(str_cat("standby for communicator '", config.name, "'"));
   return std::move(comm).value();
 }
 
 Status Communicator::start(uint64_t instance_id) {
   TM_ASSIGN_OR_RETURN(engine_, Engine::create());
   TM_ASSIGN_OR_RETURN(std::string host, listen_host(config_));
-  transport::tcp::TcpTransport::Options to;
+  transport::TransportOptions to;
   to.job_id = config_.job_id;
   to.comm_id = comm_id_of(config_.name);
   to.epoch = kFirstEpoch;
   to.slot = config_.slot;
   to.instance_id = instance_id;
   to.listen_host = host;
-  to.socket.buffer_bytes = config_.socket_buffer_bytes;
+  to.socket_buffer_bytes = config_.socket_buffer_bytes;
   to.max_frame_bytes = std::max(config_.segment_bytes, kMaxP2PFrame);
   to.max_outstanding = kMaxOutstanding;
   to.handshake_timeout = seconds(config_.connect_timeout_s);
   // A real peer proves the secret in one round trip once connected.
   to.accept_timeout = std::min(to.handshake_timeout, kAcceptTimeout);
-  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(engine_->loop(), secret_,
-                                                                           to, &peers_, &peers_));
+  TM_ASSIGN_OR_RETURN(auto transport,
+                      transport::create_transport(config_.transport, engine_->loop(), secret_, to,
+                                                  &peers_, &peers_));
   transport_ = std::move(transport);
   peers_.set_transport(transport_.get());
   peers_.set_link_counters(link_counters_.get());
@@ -146,6 +151,7 @@ Status Communicator::start(uint64_t instance_id) {
 Status Communicator::connect() {
   TM_RETURN_IF_ERROR(
       store_->set(endpoint_key(config_.name, kFirstEpoch, config_.slot), encode_endpoint(self_)));
+  TM_RETURN_IF_ERROR(store_->sync(seconds(config_.connect_timeout_s)));
   return join_ring();
 }
 
@@ -181,7 +187,10 @@ Result<Endpoint> Communicator::endpoint_of(int slot) {
   return *cached;
 }
 
-Communicator::~Communicator() { shut_down(); }
+Communicator::~Communicator() {
+  membership_.reset();  // out of the parent's family before anything stops
+  shut_down();
+}
 
 void Communicator::shut_down() {
   if (engine_ == nullptr) return;
@@ -211,12 +220,18 @@ Status Communicator::abort() {
 }
 
 Status Communicator::abort(const Status& why) {
-  std::lock_guard<std::mutex> lock(abort_mutex_);
-  if (engine_ == nullptr) return Status::Ok();  // left: nothing runs any more
-  return engine_->call([&] {
-    if (!peers_.failed()) peers_.fail(why);
-    return Status::Ok();
-  });
+  Status st;
+  {
+    std::lock_guard<std::mutex> lock(abort_mutex_);
+    if (engine_ != nullptr) {  // else left: nothing runs any more
+      st = engine_->call([&] {
+        if (!peers_.failed()) peers_.fail(why);
+        return Status::Ok();
+      });
+    }
+  }
+  groups_->abort_all(why);  // after abort_mutex_: see comm/comm_groups.h for the order
+  return st;
 }
 
 RingGeometry Communicator::geometry(tm_datatype_t type) const {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "comm/collective_op.h"
+#include "comm/comm_groups.h"
 #include "comm/config.h"
 #include "comm/endpoint.h"
 #include "comm/engine.h"
@@ -113,6 +114,39 @@ class Communicator {
   // first failure.
   Status abort(const Status& why);
 
+  // ---- groups (docs/groups.md; the C API's tm_comm_split, see trainmover.h) ----
+  static constexpr int kNoColor = -1;  // TM_SPLIT_NOCOLOR
+  // MPI_Comm_split over this communicator, collective: every slot calls it,
+  // and calls its splits in the same order. The slots that give the same
+  // color >= 0 form one group, whose slots follow (key, slot of this one);
+  // kNoColor gives no group (a null result). The group is a communicator of
+  // its own, in this one's family: it aborts and switches with it. Every
+  // slot gets the same error for a bad color (any slot's). On a standby: no
+  // collective; the group is a standby, sized from the job's record of the
+  // split, that join_groups() joins.
+  Result<std::unique_ptr<Communicator>> split(int color, int key);
+  // The parent's switch carried to its groups, each call after this
+  // communicator's own (join, prepare_switch, wait_prepared, switchover):
+  // each joiner of a group offers its endpoint for the new epoch, and the
+  // group's view of that epoch is its view before with every replaced
+  // slot taken from its joiner's offer (any number of them; assembled by
+  // every joiner and every live member, the same bytes); a group
+  // without a joiner gets its view again under the new epoch. So every
+  // group switches in the parent's epoch and only links that touch a
+  // replaced slot change. Recursive (groups of groups). join_groups()
+  // runs on the joiner after join(): `slot` is the parent slot it joined,
+  // `base_epoch` the parent's epoch the new view replaces (epoch - 1 in
+  // tm_comm_join).
+  Status join_groups(uint64_t epoch, int slot, uint64_t base_epoch);
+  Status prepare_groups(const View& next);
+  Status wait_groups_prepared();
+  Status switchover_groups(uint64_t epoch);
+  // Whether this communicator is a group split from `parent`.
+  bool is_group_of(const Communicator& parent) const;
+  // For a group: how it was split from its parent (seq, color, key);
+  // TM_ERROR_INVALID_ARGUMENT for a communicator that is no group.
+  Result<GroupSplit> split_of() const;
+
  private:
   enum class OpKind : uint8_t {
     kAllreduce = 1,
@@ -146,6 +180,11 @@ class Communicator {
   uint64_t tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const;
   Status finish_call(Status status);
   void shut_down();
+  CommConfig group_config(uint64_t seq, int color, int slot, int nslots) const;
+  std::string split_key(uint64_t seq) const;
+  Result<std::unique_ptr<Communicator>> split_standby(uint64_t seq, int color, int key);
+  Status offer_group_endpoint(uint64_t epoch, int slot);
+  Result<View> assemble_group_view(View before, uint64_t epoch, const std::vector<int>& replaced);
 
   CommConfig config_;
   JobSecret secret_;
@@ -179,6 +218,10 @@ class Communicator {
   // links move to the new epoch when its next operation starts.
   bool links_behind_ = false;
   bool left_ = false;
+  // Groups (communicator_groups.cc): this one's, and its place in its parent's.
+  std::shared_ptr<GroupFamily> groups_ = std::make_shared<GroupFamily>();
+  std::unique_ptr<GroupMembership> membership_;
+  uint64_t splits_ = 0;  // splits called so far (caller thread)
 };
 
 }  // namespace trainmover

@@ -1,6 +1,6 @@
 #include "support/multiprocess.h"
 
-#include "rendezvous/tcp_store_server.h"
+#include "rendezvous/store_factory.h"
 #include "transport/tcp/socket.h"
 
 #include <fcntl.h>
@@ -33,11 +33,11 @@ JobSecret make_secret() {
 namespace {
 // The store process: serves until its parent goes away, reporting its
 // address (or why it could not start) on `report_fd`.
-[[noreturn]] void serve_store(const JobSecret& secret, uint64_t job_id, int report_fd,
-                              int fd_limit) {
+[[noreturn]] void serve_store(const JobSecret& secret, uint64_t job_id, int report_fd, int fd_limit,
+                              const std::string& host) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (fd_limit > 0 && !limit_fds(fd_limit)) _exit(1);
-  auto server = rendezvous::TcpStoreServer::start("127.0.0.1:0", secret, job_id);
+  auto server = rendezvous::start_store_server(host + ":0", secret, job_id);
   std::string report =
       server.ok() ? server.value()->address() : "error: " + server.status().message();
   report += "\n";
@@ -64,14 +64,15 @@ std::vector<UniqueFd> silent_connections(const std::string& address, int count) 
   return fds;
 }
 
-TestJob::TestJob(int store_fd_limit) : secret_(make_secret()), job_id_(random_u64().value() >> 1) {
+TestJob::TestJob(int store_fd_limit, const std::string& store_host)
+    : secret_(make_secret()), job_id_(random_u64().value() >> 1) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
   std::fflush(nullptr);
   store_pid_ = fork();
   if (store_pid_ == 0) {
     close(fds[0]);
-    serve_store(secret_, job_id_, fds[1], store_fd_limit);
+    serve_store(secret_, job_id_, fds[1], store_fd_limit, store_host);
   }
   close(fds[1]);
   std::string line;

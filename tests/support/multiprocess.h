@@ -37,7 +37,9 @@ struct ChildExit {
 class TestJob {
  public:
   // store_fd_limit > 0: the store process runs with that RLIMIT_NOFILE.
-  explicit TestJob(int store_fd_limit = 0);
+  // The store listens on `store_host` (empty: the address the store factory
+  // chooses from TRAINMOVER_SOCKET_IFNAME).
+  explicit TestJob(int store_fd_limit = 0, const std::string& store_host = "127.0.0.1");
   ~TestJob();
 
   // A valid configuration for `slot` of `nslots`, with short timeouts.
