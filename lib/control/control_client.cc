@@ -1,5 +1,7 @@
 #include "control/control_client.h"
 
+#include <algorithm>
+
 #include <poll.h>
 #include <sys/eventfd.h>
 
@@ -155,6 +157,13 @@ Result<Message> ControlClient::next(Duration timeout) {
   if (!lost_.ok()) return lost_;
   return error(TM_ERROR_TIMEOUT, "no message from the coordinator within ", to_seconds(timeout),
                " s");
+}
+
+bool ControlClient::order_waiting() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !lost_.ok() || std::any_of(inbox_.begin(), inbox_.end(), [](const Message& m) {
+    return std::holds_alternative<Order>(m);
+  });
 }
 
 Status ControlClient::health() const {

@@ -57,6 +57,10 @@ class ControlClient {
   // The next message from the coordinator: TM_ERROR_TIMEOUT when none came
   // within `timeout`, TM_ERROR_PEER_FAILED once the coordinator is lost.
   Result<Message> next(Duration timeout);
+  // Whether an order waits for next(): a process inside a long wait of its
+  // own (a joiner waiting for the other joiners) checks that it is not
+  // superseded.
+  bool order_waiting() const;
   // Ok while the coordinator is reachable; else why it is not.
   Status health() const;
 

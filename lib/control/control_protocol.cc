@@ -73,7 +73,9 @@ json fields_of(const FailureReport& m) {
   return {{"failed_slot", m.failed_slot}, {"error", m.error}};
 }
 json fields_of(const ExitReport& m) {
-  return {{"pid", m.pid}, {"exit_code", m.exit_code}, {"signal", m.signal}};
+  json j = {{"pid", m.pid}, {"exit_code", m.exit_code}, {"signal", m.signal}};
+  if (!m.host.empty()) j["host"] = m.host;
+  return j;
 }
 json fields_of(const WarmupProgress& m) {
   return {{"state", warmup_state_name(m.state)},
@@ -170,6 +172,12 @@ class Fields {
       return v->get<std::string>();
     fail(name, str_cat("must be a string of at most ", kMaxText, " bytes"));
     return {};
+  }
+  // A text field that may be absent (added after the message's first
+  // version): "" when it is.
+  std::string optional_text(const char* name) {
+    if (!object_.contains(name)) return {};
+    return text(name);
   }
   json object(const char* name) {
     const json* v = find(name);
@@ -305,6 +313,7 @@ Message read(Fields& f, ExitReport) {
   m.pid = static_cast<pid_t>(f.integer("pid", 1, kPidMax));
   m.exit_code = static_cast<int>(f.integer("exit_code", -1, 255));
   m.signal = static_cast<int>(f.integer("signal", 0, 128));
+  m.host = f.optional_text("host");
   return m;
 }
 Message read(Fields& f, WarmupProgress) {

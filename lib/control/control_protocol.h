@@ -92,6 +92,9 @@ struct ExitReport {
   pid_t pid = 0;
   int exit_code = -1;  // when it exited; -1 when a signal killed it
   int signal = 0;
+  // The host the process ran on, as it registered (pids repeat across
+  // nodes); empty: any host (a launcher on the coordinator's own host).
+  std::string host{};
 };
 struct WarmupProgress {
   WarmupState state = WarmupState::kStarting;

@@ -3,7 +3,10 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <optional>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "common/log.h"
 #include "control/control_stream.h"
@@ -47,6 +50,9 @@ class ControlServer::Impl final : private EventHandler {
     UniqueFd fd;
     std::unique_ptr<ControlStream> stream;
     bool dead = false;
+    // Set when a send() found the connection broken: on_closed is called
+    // from the next tick(), never from inside send().
+    std::optional<Status> closed_why;
     int current_fd() const { return handshake ? handshake->fd() : fd.get(); }
     void on_events(uint32_t) override { owner->on_connection_event(*this); }
   };
@@ -57,6 +63,9 @@ class ControlServer::Impl final : private EventHandler {
   void finish_handshake(Connection& c);
   void on_frame(Connection& c, Result<Message> message);
   void flush(Connection& c);
+  // What flush() does for send(): a failed write is reported by tick().
+  void flush_deferred(Connection& c);
+  Status write_queued(Connection& c);
   // Unregisters the connection; it is freed by the next tick().
   void forget(Connection& c);
   void drop(Connection& c, const Status& why);
@@ -149,13 +158,27 @@ void ControlServer::Impl::on_frame(Connection& c, Result<Message> message) {
   callbacks_.on_message(c.id, std::move(message).value());
 }
 
-void ControlServer::Impl::flush(Connection& c) {
-  if (c.dead || !c.stream) return;
+Status ControlServer::Impl::write_queued(Connection& c) {
   Status st = c.stream->write_available();
   if (st.ok() && c.stream->pending_bytes() > limits_.max_queued_bytes)
     st = error(TM_ERROR_PEER_FAILED, "client reads too slowly (", c.stream->pending_bytes(),
                " bytes queued)");
+  return st;
+}
+
+void ControlServer::Impl::flush(Connection& c) {
+  if (c.dead || !c.stream) return;
+  Status st = write_queued(c);
   if (!st.ok()) drop(c, st);
+}
+
+void ControlServer::Impl::flush_deferred(Connection& c) {
+  if (c.dead || !c.stream) return;
+  Status st = write_queued(c);
+  if (st.ok()) return;
+  forget(c);
+  c.closed_why = st;
+  loop_.wake();  // so that tick() reports it soon
 }
 
 void ControlServer::Impl::forget(Connection& c) {
@@ -175,7 +198,7 @@ void ControlServer::Impl::send(ConnectionId id, const Message& message) {
   auto it = connections_.find(id);
   if (it == connections_.end() || it->second->dead || !it->second->stream) return;
   it->second->stream->queue(message);
-  flush(*it->second);
+  flush_deferred(*it->second);
 }
 
 void ControlServer::Impl::close(ConnectionId id) {
@@ -191,7 +214,17 @@ void ControlServer::Impl::tick(Clock::time_point now) {
       forget(*c);
     }
   }
-  std::erase_if(connections_, [](const auto& entry) { return entry.second->dead; });
+  std::vector<std::pair<ConnectionId, Status>> closed;
+  for (auto& [id, c] : connections_) {
+    if (!c->closed_why) continue;
+    closed.emplace_back(id, std::move(*c->closed_why));
+    c->closed_why.reset();
+  }
+  std::erase_if(connections_,
+                [](const auto& entry) { return entry.second->dead && !entry.second->closed_why; });
+  // After the table is settled: a callback may send (a closed id is a
+  // no-op) and so mark more connections for the next tick.
+  for (auto& [id, why] : closed) callbacks_.on_closed(id, why);
 }
 
 Result<std::unique_ptr<ControlServer>> ControlServer::listen(

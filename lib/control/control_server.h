@@ -11,6 +11,10 @@
 //
 // Threading: every method, and every callback, runs on the thread that runs
 // the EventLoop given to listen(); the loop must outlive the server.
+// Re-entrancy: send() and close() never call a callback, so a caller may
+// send while it walks tables of its own that on_closed changes. A write
+// that fails in send() is reported by on_closed from the next tick(); one
+// that fails in the loop's own dispatch, at once from there.
 #pragma once
 
 #include <cstdint>
@@ -54,11 +58,13 @@ class ControlServer {
   ~ControlServer();
 
   const std::string& address() const;
-  // Queues `message` to the connection; a no-op for one that has closed.
+  // Queues `message` to the connection and writes what it can; a no-op for
+  // one that has closed. Never calls a callback (see Re-entrancy).
   void send(ConnectionId id, const Message& message);
   // Closes the connection without calling on_closed.
   void close(ConnectionId id);
-  // Drops handshakes past their deadline and reaps closed connections.
+  // Drops handshakes past their deadline, calls on_closed for connections
+  // that send() found broken, and reaps closed connections.
   void tick(Clock::time_point now);
   int pending_handshakes() const;
   // Handshakes refused because too many were pending (for tests and status).

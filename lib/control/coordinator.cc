@@ -105,6 +105,7 @@ void Coordinator::Impl::tick(Clock::time_point now) {
     next_beat_ = now + config_.heartbeat_interval;
   }
   check_heartbeats(now);
+  check_suspects(now);
   if (recovery_ && now >= recovery_->deadline) recovery_deadline_passed();
 }
 
@@ -183,7 +184,7 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
   }
   if (auto* m = std::get_if<ExitReport>(&message)) {
     if (peer.kind != PeerKind::kLauncher) return refuse("launchers");
-    return handle_exit(m->pid, m->exit_code, m->signal);
+    return handle_exit(m->pid, m->exit_code, m->signal, m->host);
   }
   if (auto* m = std::get_if<WarmupProgress>(&message)) {
     if (peer.standby < 0) return refuse("standbys");
@@ -204,9 +205,7 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
     if (peer.slot >= 0) emit("slot_finished", {{"slot", peer.slot}});
     // A joiner that finished the job ran its steps from the resume step on:
     // the recovery is done (its next heartbeat would never come).
-    if (recovery_ && recovery_->state == RecoveryState::kFirstStep &&
-        peer.slot == recovery_->leaver)
-      finish_recovery(true);
+    if (recovery_ && peer.slot >= 0) seat_first_step(peer.slot);
     if (recovery_ && peer.slot >= 0) migration_overtaken(peer.slot);
     return;
   }
@@ -251,12 +250,47 @@ void Coordinator::Impl::handle_heartbeat(Peer& peer, const Heartbeat& h) {
   if (recovery_) recovery_saw_step(peer.slot, h.step);
 }
 
+// A rank's collective failed naming a peer. One report alone fails no slot:
+// a rank whose own collectives were aborted by a failure elsewhere names the
+// neighbour that relayed the abort, alive and well. A report is corroborated
+// once the named slot has also missed heartbeats (silent for two intervals,
+// far less than the heartbeat timeout): then the slot has failed at once.
 void Coordinator::Impl::handle_failure_report(Peer& peer, const FailureReport& r) {
-  emit("failure_reported",
-       {{"by_slot", peer.slot}, {"failed_slot", r.failed_slot}, {"error", r.error}});
-  if (!membership_.layout().valid_slot(r.failed_slot)) return;
-  slot_failed(r.failed_slot, "report", str_cat("slot ", peer.slot, " reported: ", r.error),
-              Clock::now());
+  const bool valid = membership_.layout().valid_slot(r.failed_slot) && r.failed_slot != peer.slot;
+  auto id = valid ? connection_of_slot(r.failed_slot) : std::nullopt;
+  const bool silent = id && Clock::now() - peers_[*id].last_heard > 2 * config_.heartbeat_interval;
+  emit("failure_reported", {{"by_slot", peer.slot},
+                            {"failed_slot", r.failed_slot},
+                            {"error", r.error},
+                            {"corroborated", silent}});
+  if (!id) return;  // no such slot, or already known to have failed
+  suspects_[r.failed_slot] = {peer.slot, r.error, Clock::now()};
+  check_suspects(Clock::now());
+}
+
+void Coordinator::Impl::check_suspects(Clock::time_point now) {
+  std::vector<std::pair<int, Suspect>> confirmed;
+  for (auto it = suspects_.begin(); it != suspects_.end();) {
+    auto id = connection_of_slot(it->first);
+    if (!id || now - it->second.since > config_.heartbeat_timeout) {
+      it = suspects_.erase(it);  // failed already, or alive all along: the report was wrong
+      continue;
+    }
+    if (now - peers_[*id].last_heard > 2 * config_.heartbeat_interval) {
+      confirmed.emplace_back(*it);
+      it = suspects_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  for (const auto& [slot, s] : confirmed) {
+    auto id = connection_of_slot(slot);
+    Clock::time_point last = id ? peers_[*id].last_heard : now;
+    slot_failed(slot, "report",
+                str_cat("slot ", s.by_slot, " reported: ", s.error, "; and no heartbeat for ",
+                        to_seconds(now - last), " s"),
+                last);
+  }
 }
 
 void Coordinator::Impl::handle_warmup(Peer& peer, const WarmupProgress& w) {
@@ -281,7 +315,9 @@ void Coordinator::Impl::handle_warmup(Peer& peer, const WarmupProgress& w) {
 void Coordinator::Impl::handle_first_step(Peer& peer, const FirstStep& f) {
   json fields = {{"slot", peer.slot}, {"step", f.step},     {"wall_s", f.wall_s},
                  {"cpu_s", f.cpu_s},  {"minflt", f.minflt}, {"warm", f.warm}};
-  if (recovery_ && recovery_->leaver == peer.slot) recovery_->joiner_step = fields;
+  if (recovery_) {
+    if (Seat* seat = recovery_->seat_of_slot(peer.slot)) seat->joiner_step = fields;
+  }
   emit("joiner_first_step", std::move(fields));
 }
 
@@ -305,15 +341,15 @@ void Coordinator::Impl::on_closed(ConnectionId id, const Status& why) {
   if (peer.standby >= 0) standby_lost(peer.standby, "control connection closed: " + why.message());
 }
 
-void Coordinator::Impl::handle_exit(pid_t pid, int exit_code, int signal) {
+void Coordinator::Impl::handle_exit(pid_t pid, int exit_code, int signal, const std::string& host) {
   std::string detail = describe_exit(exit_code, signal);
   if (exit_code == 0 && signal == 0 && finished_pids_.count(pid) > 0) return;
-  if (auto slot = membership_.slot_of_pid(pid)) {
+  if (auto slot = membership_.slot_of_pid(pid, host)) {
     auto id = connection_of_slot(*slot);
     if (exit_code == 0 && signal == 0 && id && peers_[*id].finished) return;
     return slot_failed(*slot, "exit", detail, Clock::now());
   }
-  if (auto standby = membership_.standby_of_pid(pid)) return standby_lost(*standby, detail);
+  if (auto standby = membership_.standby_of_pid(pid, host)) return standby_lost(*standby, detail);
   emit("exit_ignored",
        {{"pid", pid}, {"detail", detail}, {"why", "the process serves no slot and is no standby"}});
 }
@@ -337,7 +373,7 @@ void Coordinator::Impl::slot_failed(int slot, const std::string& source, const s
   // The recovery under way already replaces this slot (a migration whose
   // leaver died) unless it has switched, and the slot's new process failed.
   bool covered =
-      recovery_ && recovery_->leaver == slot && recovery_->state != RecoveryState::kFirstStep;
+      recovery_ && recovery_->seat_of_slot(slot) && recovery_->state != RecoveryState::kFirstStep;
   const ProcessId process = *membership_.slot(slot).process;
   emit("slot_failed", {{"slot", slot},
                        {"source", source},
@@ -349,7 +385,7 @@ void Coordinator::Impl::slot_failed(int slot, const std::string& source, const s
   if (auto id = connection_of_slot(slot))
     fence(*id, "slot " + std::to_string(slot) + " failed: " + detail);
   membership_.vacate(slot);
-  if (recovery_) recovery_lost_slot(slot);
+  if (recovery_ && recovery_lost_slot(slot, failed_at, now)) return;  // folded in
   if (!covered) enqueue_recovery({slot, RecoveryCause::kFailure, failed_at, now});
 }
 
@@ -359,7 +395,7 @@ void Coordinator::Impl::standby_lost(int id, const std::string& detail) {
   membership_.remove_standby(id);
   emit("standby_lost",
        {{"standby", id}, {"detail", detail}, {"pool", membership_.usable_standbys()}});
-  if (recovery_ && recovery_->joiner == id) recovery_lost_joiner(detail);
+  if (recovery_ && recovery_->seat_of_joiner(id)) recovery_lost_joiner(id, detail);
 }
 
 void Coordinator::Impl::stop_job(const std::string& reason) {
@@ -400,7 +436,7 @@ Status Coordinator::Impl::request_migration(int slot) {
 }
 
 bool Coordinator::Impl::being_recovered(int slot) const {
-  return (recovery_ && recovery_->leaver == slot) ||
+  return (recovery_ && recovery_->seat_of_slot(slot)) ||
          std::any_of(pending_.begin(), pending_.end(), [&](auto& p) { return p.slot == slot; });
 }
 
@@ -411,7 +447,8 @@ json Coordinator::Impl::status_json() const {
     if (membership_.served(s)) step = std::min(step, membership_.slot(s).step);
   }
   j["step"] = step == UINT64_MAX ? json(nullptr) : json(step);
-  j["recovery"] = recovery_ ? json{{"leaver", recovery_->leaver},
+  j["recovery"] = recovery_ ? json{{"leaver", recovery_->leaver()},
+                                   {"slots", recovery_->slots()},
                                    {"state", recovery_state_name(recovery_->state)},
                                    {"epoch", recovery_->epoch}}
                             : json(nullptr);
@@ -451,9 +488,10 @@ Coordinator::~Coordinator() {
 
 const std::string& Coordinator::address() const { return impl_->address(); }
 
-void Coordinator::report_exit(pid_t pid, int exit_code, int signal) {
-  impl_->post(
-      [impl = impl_.get(), pid, exit_code, signal] { impl->handle_exit(pid, exit_code, signal); });
+void Coordinator::report_exit(pid_t pid, int exit_code, int signal, const std::string& host) {
+  impl_->post([impl = impl_.get(), pid, exit_code, signal, host] {
+    impl->handle_exit(pid, exit_code, signal, host);
+  });
 }
 
 Status Coordinator::migrate(int slot, Duration timeout) {

@@ -71,7 +71,9 @@ class Coordinator {
 
   // A launcher embedding the coordinator reports a child's exit here (as an
   // ExitReport message would): exit_code when it exited, else -1 and signal.
-  void report_exit(pid_t pid, int exit_code, int signal);
+  // `host`: where the process ran, as it registered (pids repeat across
+  // nodes); empty: any host.
+  void report_exit(pid_t pid, int exit_code, int signal, const std::string& host = {});
   // Planned migration of `slot` to a standby; ok once the recovery started.
   Status migrate(int slot, Duration timeout = std::chrono::seconds(5));
   // {"epoch", "dp", "pp", "step", "slots", "standbys", "recovery", "stopped"}

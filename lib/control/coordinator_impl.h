@@ -7,6 +7,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -35,6 +36,13 @@ struct Peer {
   bool finished = false;  // said goodbye: its close is no failure
 };
 
+// A slot a rank reported (FailureReport), not yet corroborated.
+struct Suspect {
+  int by_slot = -1;
+  std::string error;
+  Clock::time_point since;
+};
+
 // A failure (or migration) waiting for its recovery.
 struct PendingRecovery {
   int slot = -1;
@@ -59,7 +67,7 @@ class Coordinator::Impl {
   bool wait_stopped(Duration timeout) const;
 
   // ---- on the coordinator's thread -----------------------------------------
-  void handle_exit(pid_t pid, int exit_code, int signal);
+  void handle_exit(pid_t pid, int exit_code, int signal, const std::string& host = {});
   Status request_migration(int slot);
   nlohmann::json status_json() const;
   std::vector<nlohmann::json> event_list() const;
@@ -77,6 +85,9 @@ class Coordinator::Impl {
   void handle_register(ConnectionId id, const Register& r);
   void handle_heartbeat(Peer& peer, const Heartbeat& h);
   void handle_failure_report(Peer& peer, const FailureReport& r);
+  // Reported slots that also went silent have failed; reports of slots
+  // that kept heartbeating for the heartbeat timeout are dropped.
+  void check_suspects(Clock::time_point now);
   void handle_warmup(Peer& peer, const WarmupProgress& w);
   void handle_first_step(Peer& peer, const FirstStep& f);
   void handle_subscribe(ConnectionId id, Peer& peer, const Subscribe& s);
@@ -97,7 +108,18 @@ class Coordinator::Impl {
 
   // ---- the recovery state machine (coordinator_recovery.cc) ----------------
   void enqueue_recovery(PendingRecovery pending);
+  // Starts the oldest pending recovery, with every failure pending behind
+  // it as one more seat (one epoch replaces them all).
   void begin_next_recovery();
+  // A slot failed while a failure recovery has not switched yet: it becomes
+  // one more seat, and the recovery starts a new round (new_round). False
+  // when the recovery cannot take it (a migration, or past its prepare).
+  bool fold_failure(int slot, Clock::time_point failed_at, Clock::time_point detected_at);
+  // Back to kChooseJoiner with the seats' live joiners kept: a new epoch,
+  // each joiner promoted again, the view published again, new donors.
+  void new_round();
+  // A joiner for every seat without one (else kWaitStandby), a new epoch,
+  // and the promote orders.
   void choose_joiner();
   void publish_and_prepare();
   void choose_donor();
@@ -109,27 +131,37 @@ class Coordinator::Impl {
   // (recovery.h). raise_drain_step moves that boundary on to `step` (when
   // higher) and orders every rank held below it to move on to it.
   void start_drain();
-  // An order of `kind` for the recovery's epoch and leaver.
+  // An order of `kind` for the recovery's epoch and first seat, carrying
+  // the view (view_json: which slots join, from which base epoch).
   Order recovery_order(OrderKind kind) const;
   // A migration not yet holding the ranks ends when one of them finished
   // the job (slot `finished_slot` said goodbye): `migration_cancelled`.
   void migration_overtaken(int finished_slot);
   void raise_drain_step(uint64_t step);
   void start_switch();
-  void finish_recovery(bool first_step_seen);
+  // kTransfer's acks are in: a joiner whose receive failed while its donor
+  // answered is lost; else on to the switch.
+  void transfer_acked();
+  // kSwitch's acks are in: the joiners serve their slots in the new epoch.
+  void switched();
+  // The joiner of `slot` completed a step after the switch.
+  void seat_first_step(int slot);
+  void finish_recovery();
   void abandon(const std::string& reason);
   void enter(RecoveryState state, Duration timeout);
   uint64_t send_order(OrderTarget target, Order order);
   void on_ack(const Peer& peer, const Ack& ack);
   void on_all_acked();
-  void recovery_lost_slot(int slot);
-  void recovery_lost_joiner(const std::string& detail);
+  // A served slot failed during the recovery; true when it was folded in
+  // as a seat (else the caller queues its own recovery).
+  bool recovery_lost_slot(int slot, Clock::time_point failed_at, Clock::time_point detected_at);
+  void recovery_lost_joiner(int standby, const std::string& detail);
   void recovery_deadline_passed();
   void recovery_standby_ready();
   void recovery_saw_step(int slot, uint64_t step);
   std::vector<int> participants() const;
   nlohmann::json view_json() const;
-  nlohmann::json breakdown() const;
+  nlohmann::json breakdown(const Seat& seat) const;
 
   CoordinatorConfig config_;
   JobSecret secret_;
@@ -141,6 +173,7 @@ class Coordinator::Impl {
   std::unordered_map<ConnectionId, Peer> peers_;
   std::optional<Recovery> recovery_;
   std::deque<PendingRecovery> pending_;
+  std::map<int, Suspect> suspects_;  // slot -> the latest report naming it
   // Processes that said goodbye: their exit with status 0 is no failure,
   // even when their connection closed before the exit report came.
   std::set<pid_t> finished_pids_;

@@ -1,6 +1,8 @@
-// The recovery state machine (recovery.h): one recovery at a time, the
-// others queued in order of detection.
+// The recovery state machine (recovery.h): one recovery at a time. Failures
+// that come while it runs join it as seats until its switch; later ones, and
+// migrations, queue in order of detection.
 #include <algorithm>
+#include <utility>
 
 #include "common/log.h"
 #include "control/coordinator_impl.h"
@@ -41,7 +43,60 @@ namespace {
 const char* cause_name(RecoveryCause cause) {
   return cause == RecoveryCause::kMigration ? "migration" : "failure";
 }
+
+// A new seat may join the recovery in these states: nothing is switched yet.
+bool foldable(RecoveryState state) {
+  switch (state) {
+    case RecoveryState::kChooseJoiner:
+    case RecoveryState::kWaitStandby:
+    case RecoveryState::kPromote:
+    case RecoveryState::kPrepare:
+    case RecoveryState::kTransfer:
+    case RecoveryState::kRollback:
+      return true;
+    default:
+      return false;
+  }
+}
+Seat new_seat(int slot, Clock::time_point failed_at, Clock::time_point detected_at) {
+  Seat seat;
+  seat.slot = slot;
+  seat.failed_at = failed_at;
+  seat.detected_at = detected_at;
+  return seat;
+}
 }  // namespace
+
+const Seat* Recovery::seat_of_slot(int slot) const {
+  for (const Seat& s : seats) {
+    if (s.slot == slot) return &s;
+  }
+  return nullptr;
+}
+
+Seat* Recovery::seat_of_slot(int slot) {
+  return const_cast<Seat*>(std::as_const(*this).seat_of_slot(slot));
+}
+
+Seat* Recovery::seat_of_joiner(int standby) {
+  for (Seat& s : seats) {
+    if (standby >= 0 && s.joiner == standby) return &s;
+  }
+  return nullptr;
+}
+
+Seat* Recovery::seat_of_donor(int slot) {
+  for (Seat& s : seats) {
+    if (slot >= 0 && s.donor == slot && s.send_error.empty()) return &s;
+  }
+  return nullptr;
+}
+
+std::vector<int> Recovery::slots() const {
+  std::vector<int> out;
+  for (const Seat& s : seats) out.push_back(s.slot);
+  return out;
+}
 
 void Coordinator::Impl::enqueue_recovery(PendingRecovery pending) {
   if (stopped_reason()) return;
@@ -56,17 +111,59 @@ void Coordinator::Impl::begin_next_recovery() {
     if (p.cause == RecoveryCause::kMigration && !membership_.served(p.slot)) continue;
     Recovery r;
     r.id = next_recovery_id_++;
-    r.leaver = p.slot;
     r.cause = p.cause;
-    r.failed_at = p.failed_at;
-    r.detected_at = p.detected_at;
+    r.seats.push_back(new_seat(p.slot, p.failed_at, p.detected_at));
+    // Failures that waited meanwhile are replaced in the same epoch.
+    if (r.cause == RecoveryCause::kFailure) {
+      for (auto it = pending_.begin(); it != pending_.end();) {
+        if (it->cause != RecoveryCause::kFailure || r.seat_of_slot(it->slot)) {
+          ++it;
+          continue;
+        }
+        r.seats.push_back(new_seat(it->slot, it->failed_at, it->detected_at));
+        it = pending_.erase(it);
+      }
+    }
     recovery_ = r;
-    emit("recovery_started", {{"recovery", r.id},
-                              {"slot", r.leaver},
-                              {"cause", cause_name(r.cause)},
-                              {"role", stage_role_name(membership_.layout().role(r.leaver))}});
+    for (const Seat& seat : r.seats) {
+      emit("recovery_started", {{"recovery", r.id},
+                                {"slot", seat.slot},
+                                {"slots", r.slots()},
+                                {"cause", cause_name(r.cause)},
+                                {"role", stage_role_name(membership_.layout().role(seat.slot))}});
+    }
     choose_joiner();
   }
+}
+
+bool Coordinator::Impl::fold_failure(int slot, Clock::time_point failed_at,
+                                     Clock::time_point detected_at) {
+  if (!recovery_ || recovery_->cause != RecoveryCause::kFailure || !foldable(recovery_->state))
+    return false;
+  Recovery& r = *recovery_;
+  if (!r.seat_of_slot(slot)) r.seats.push_back(new_seat(slot, failed_at, detected_at));
+  emit("recovery_folded", {{"recovery", r.id},
+                           {"slot", slot},
+                           {"slots", r.slots()},
+                           {"state", recovery_state_name(r.state)},
+                           {"role", stage_role_name(membership_.layout().role(slot))}});
+  new_round();
+  return true;
+}
+
+void Coordinator::Impl::new_round() {
+  Recovery& r = *recovery_;
+  r.state = RecoveryState::kChooseJoiner;
+  r.deadline = Clock::time_point::max();
+  r.awaiting.clear();
+  r.path.clear();
+  for (Seat& seat : r.seats) {
+    seat.donor = -1;
+    seat.bytes = 0;
+    seat.receive_error.clear();
+    seat.send_error.clear();
+  }
+  choose_joiner();
 }
 
 void Coordinator::Impl::enter(RecoveryState state, Duration timeout) {
@@ -87,32 +184,43 @@ uint64_t Coordinator::Impl::send_order(OrderTarget target, Order order) {
 
 void Coordinator::Impl::choose_joiner() {
   Recovery& r = *recovery_;
-  StageRole role = membership_.layout().role(r.leaver);
-  auto standby = membership_.pick_standby(role, r.failed_joiners);
-  if (!standby) {
+  std::set<int> taken = r.failed_joiners;
+  for (const Seat& seat : r.seats) {
+    if (seat.joiner >= 0) taken.insert(seat.joiner);
+  }
+  for (Seat& seat : r.seats) {
+    if (seat.joiner >= 0) continue;
+    StageRole role = membership_.layout().role(seat.slot);
+    auto standby = membership_.pick_standby(role, taken);
+    if (standby) {
+      seat.joiner = *standby;
+      taken.insert(*standby);
+      continue;
+    }
     if (r.state == RecoveryState::kWaitStandby) return;  // still waiting
     if (config_.standby_wait <= Duration::zero())
-      return abandon(str_cat("no standby is ready for slot ", r.leaver, " (role ",
+      return abandon(str_cat("no standby is ready for slot ", seat.slot, " (role ",
                              stage_role_name(role), ")"));
-    emit("no_standby", {{"slot", r.leaver},
+    emit("no_standby", {{"slot", seat.slot},
                         {"role", stage_role_name(role)},
                         {"pool", membership_.usable_standbys()},
                         {"waiting_s", to_seconds(config_.standby_wait)}});
     return enter(RecoveryState::kWaitStandby, config_.standby_wait);
   }
-  r.joiner = *standby;
   // Every attempt gets a fresh epoch: a view once published is never reused.
   last_epoch_used_ = std::max(last_epoch_used_, membership_.epoch()) + 1;
   r.epoch = last_epoch_used_;
-  emit("joiner_chosen",
-       {{"recovery", r.id}, {"slot", r.leaver}, {"standby", r.joiner}, {"epoch", r.epoch}});
+  for (const Seat& seat : r.seats) {
+    emit("joiner_chosen",
+         {{"recovery", r.id}, {"slot", seat.slot}, {"standby", seat.joiner}, {"epoch", r.epoch}});
+  }
   enter(RecoveryState::kPromote, config_.order_timeout);
-  Order promote;
-  promote.kind = OrderKind::kPromote;
-  promote.epoch = r.epoch;
-  promote.slot = r.leaver;
-  promote.role = role;
-  send_order({-1, r.joiner}, promote);
+  for (const Seat& seat : r.seats) {
+    Order promote = recovery_order(OrderKind::kPromote);
+    promote.slot = seat.slot;
+    promote.role = membership_.layout().role(seat.slot);
+    send_order({-1, seat.joiner}, promote);
+  }
 }
 
 std::vector<int> Coordinator::Impl::participants() const {
@@ -128,8 +236,9 @@ json Coordinator::Impl::view_json() const {
   json slots = json::array();
   for (int s = 0; s < membership_.layout().nslots(); ++s) {
     const ProcessId* p = nullptr;
-    if (s == r.leaver) {
-      p = &membership_.standby(r.joiner)->process;
+    const Seat* seat = r.seat_of_slot(s);
+    if (seat && seat->joiner >= 0) {
+      p = &membership_.standby(seat->joiner)->process;
     } else if (membership_.served(s)) {
       p = &*membership_.slot(s).process;
     }
@@ -137,14 +246,20 @@ json Coordinator::Impl::view_json() const {
     if (p) entry.update({{"pid", p->pid}, {"host", p->host}, {"instance", p->instance_id}});
     slots.push_back(std::move(entry));
   }
-  return {{"epoch", r.epoch}, {"slots", std::move(slots)}};
+  // "joining": the slots a joiner takes; "base_epoch": the epoch every
+  // communicator is at now, whose members the other slots keep.
+  return {{"epoch", r.epoch},
+          {"slots", std::move(slots)},
+          {"joining", r.slots()},
+          {"base_epoch", membership_.epoch()}};
 }
 
 Order Coordinator::Impl::recovery_order(OrderKind kind) const {
   Order order;
   order.kind = kind;
   order.epoch = recovery_->epoch;
-  order.slot = recovery_->leaver;
+  order.slot = recovery_->leaver();
+  order.view = view_json();
   return order;
 }
 
@@ -183,29 +298,38 @@ void Coordinator::Impl::publish_and_prepare() {
   if (!st.ok())
     return abandon("publishing the view of epoch " + std::to_string(r.epoch) +
                    " failed: " + st.message());
-  emit("view_published",
-       {{"recovery", r.id}, {"epoch", r.epoch}, {"slot", r.leaver}, {"standby", r.joiner}});
+  json standbys = json::array();
+  for (const Seat& seat : r.seats) standbys.push_back(seat.joiner);
+  emit("view_published", {{"recovery", r.id},
+                          {"epoch", r.epoch},
+                          {"slot", r.leaver()},
+                          {"standby", r.seats.front().joiner},
+                          {"slots", r.slots()},
+                          {"standbys", standbys}});
   enter(RecoveryState::kPrepare, config_.order_timeout);
   r.resume_step = UINT64_MAX;
   r.last_step = 0;
-  for (int s : participants()) {
-    Order prepare = recovery_order(OrderKind::kPrepare);
-    prepare.view = view;
-    send_order({s, -1}, prepare);
-  }
+  for (int s : participants()) send_order({s, -1}, recovery_order(OrderKind::kPrepare));
   if (r.awaiting.empty()) on_all_acked();
 }
 
 void Coordinator::Impl::choose_donor() {
   Recovery& r = *recovery_;
-  if (r.cause == RecoveryCause::kMigration && membership_.served(r.leaver)) {
-    r.donor = r.leaver;
+  if (r.cause == RecoveryCause::kMigration && membership_.served(r.leaver())) {
+    r.seats.front().donor = r.leaver();
     r.path = "leaver";
     return start_transfer();
   }
-  auto replicas = membership_.replicas_of(r.leaver);
-  if (replicas.empty()) return start_rollback(UINT64_MAX);
-  r.donor = replicas.front();
+  // Each seat from a live replica of its stage, spreading the seats of one
+  // stage over its replicas; one seat without a replica rolls every rank back.
+  std::map<int, int> load;
+  for (Seat& seat : r.seats) {
+    auto replicas = membership_.replicas_of(seat.slot);
+    if (replicas.empty()) return start_rollback(UINT64_MAX);
+    seat.donor = *std::min_element(replicas.begin(), replicas.end(),
+                                   [&](int a, int b) { return load[a] < load[b]; });
+    ++load[seat.donor];
+  }
   r.path = "replica";
   start_transfer();
 }
@@ -213,35 +337,41 @@ void Coordinator::Impl::choose_donor() {
 void Coordinator::Impl::start_transfer() {
   Recovery& r = *recovery_;
   r.transfer_started = Clock::now();
-  emit("state_transfer_started", {{"recovery", r.id},
-                                  {"path", r.path},
-                                  {"donor", r.donor},
-                                  {"slot", r.leaver},
-                                  {"standby", r.joiner}});
   enter(RecoveryState::kTransfer, config_.transfer_timeout);
-  Order send;
-  send.kind = OrderKind::kSendState;
-  send.epoch = r.epoch;
-  send.slot = r.leaver;
-  send.donor = r.donor;
-  send.joiner = r.leaver;
-  send.step = r.resume_step;  // the donor sends the state of the agreed step
-  Order receive = send;
-  receive.kind = OrderKind::kReceiveState;
-  receive.role = membership_.layout().role(r.leaver);
-  send_order({r.donor, -1}, send);
-  send_order({-1, r.joiner}, receive);
+  for (Seat& seat : r.seats) {
+    seat.receive_error.clear();
+    seat.send_error.clear();
+    emit("state_transfer_started", {{"recovery", r.id},
+                                    {"path", r.path},
+                                    {"donor", seat.donor},
+                                    {"slot", seat.slot},
+                                    {"standby", seat.joiner}});
+    Order send = recovery_order(OrderKind::kSendState);
+    send.slot = seat.slot;
+    send.donor = seat.donor;
+    send.joiner = seat.slot;
+    send.step = r.resume_step;  // the donor sends the state of the agreed step
+    Order receive = send;
+    receive.kind = OrderKind::kReceiveState;
+    receive.role = membership_.layout().role(seat.slot);
+    send_order({seat.donor, -1}, send);
+    send_order({-1, seat.joiner}, receive);
+  }
 }
 
 void Coordinator::Impl::start_rollback(uint64_t at_most) {
   Recovery& r = *recovery_;
-  r.donor = -1;
+  for (Seat& seat : r.seats) seat.donor = -1;
   r.path = "rollback";
   if (at_most == UINT64_MAX) r.transfer_started = Clock::now();
-  json fields = {{"recovery", r.id}, {"slot", r.leaver}};
+  json fields = {{"recovery", r.id}, {"slot", r.leaver()}, {"slots", r.slots()}};
   if (at_most == UINT64_MAX) {
-    fields["why"] =
-        str_cat("no live DP replica of pipeline stage ", membership_.layout().pp_index(r.leaver));
+    int stage = -1;
+    for (const Seat& seat : r.seats) {
+      if (membership_.replicas_of(seat.slot).empty())
+        stage = membership_.layout().pp_index(seat.slot);
+    }
+    fields["why"] = str_cat("no live DP replica of pipeline stage ", stage);
   } else {
     fields["why"] = str_cat("the ranks loaded checkpoints of steps ", r.resume_step, " to ",
                             r.rollback_high, ": again, of a step at most ", at_most);
@@ -251,28 +381,25 @@ void Coordinator::Impl::start_rollback(uint64_t at_most) {
   enter(RecoveryState::kRollback, config_.order_timeout);
   r.resume_step = UINT64_MAX;
   r.rollback_high = 0;
-  Order rollback;
-  rollback.kind = OrderKind::kRollback;
-  rollback.epoch = r.epoch;
-  rollback.slot = r.leaver;
+  Order rollback = recovery_order(OrderKind::kRollback);
   rollback.step = at_most;
   for (int s : participants()) send_order({s, -1}, rollback);
-  send_order({-1, r.joiner}, rollback);
+  for (const Seat& seat : r.seats) send_order({-1, seat.joiner}, rollback);
 }
 
 void Coordinator::Impl::start_switch() {
   Recovery& r = *recovery_;
   if (r.resume_step == UINT64_MAX) r.resume_step = 0;
   enter(RecoveryState::kSwitch, config_.order_timeout);
-  Order order;
-  order.kind = OrderKind::kSwitch;
-  order.epoch = r.epoch;
-  order.slot = r.leaver;
+  Order order = recovery_order(OrderKind::kSwitch);
   order.step = r.resume_step;
   for (int s : participants()) {
-    if (s != r.leaver) send_order({s, -1}, order);
+    if (!r.seat_of_slot(s)) send_order({s, -1}, order);  // a migration's leaver retires
   }
-  send_order({-1, r.joiner}, order);
+  for (const Seat& seat : r.seats) {
+    order.slot = seat.slot;
+    send_order({-1, seat.joiner}, order);
+  }
 }
 
 void Coordinator::Impl::on_ack(const Peer& peer, const Ack& ack) {
@@ -281,18 +408,38 @@ void Coordinator::Impl::on_ack(const Peer& peer, const Ack& ack) {
   if (it == recovery_->awaiting.end()) return;  // an order of a phase already left
   OrderTarget target = it->second;
   if (target.slot != peer.slot || target.standby != peer.standby) return;  // not its order
+  Recovery& r = *recovery_;
+  Seat* joiner_seat = r.seat_of_joiner(target.standby);
+  if (!ack.ok && r.state == RecoveryState::kTransfer && joiner_seat) {
+    // A receive fails when its donor dies too: the donor's fate (its ack,
+    // or its failure, which starts a new round) says whose fault it was.
+    joiner_seat->receive_error = ack.error;
+    r.awaiting.erase(it);
+    if (r.awaiting.empty()) on_all_acked();
+    return;
+  }
+  Seat* donor_seat = r.state == RecoveryState::kTransfer && target.slot >= 0
+                         ? r.seat_of_donor(target.slot)
+                         : nullptr;
+  if (!ack.ok && donor_seat) {
+    // A send fails when its joiner dies: the joiner's fate (its lost
+    // connection, which starts a new round, or its ack) says whose fault it
+    // was, as for a failed receive.
+    donor_seat->send_error = ack.error;
+    r.awaiting.erase(it);
+    if (r.awaiting.empty()) on_all_acked();
+    return;
+  }
   if (!ack.ok) {
-    std::string detail =
-        str_cat(recovery_state_name(recovery_->state), " order failed: ", ack.error);
+    std::string detail = str_cat(recovery_state_name(r.state), " order failed: ", ack.error);
     if (target.standby >= 0) return standby_lost(target.standby, detail);
     return slot_failed(target.slot, "order", detail, Clock::now());
   }
-  Recovery& r = *recovery_;
   if (r.state == RecoveryState::kPrepare || r.state == RecoveryState::kRollback)
     r.resume_step = std::min(r.resume_step, ack.step);
   if (r.state == RecoveryState::kPrepare) r.last_step = std::max(r.last_step, ack.step);
   if (r.state == RecoveryState::kRollback) r.rollback_high = std::max(r.rollback_high, ack.step);
-  if (r.state == RecoveryState::kTransfer) r.bytes = std::max(r.bytes, ack.bytes);
+  if (r.state == RecoveryState::kTransfer && joiner_seat) joiner_seat->bytes = ack.bytes;
   r.awaiting.erase(it);
   if (r.state == RecoveryState::kDrain) {
     r.held_at[target.slot] = ack.step;
@@ -301,16 +448,84 @@ void Coordinator::Impl::on_ack(const Peer& peer, const Ack& ack) {
   if (r.awaiting.empty()) on_all_acked();
 }
 
+void Coordinator::Impl::transfer_acked() {
+  Recovery& r = *recovery_;
+  for (const Seat& seat : r.seats) {
+    if (!seat.receive_error.empty()) {
+      // Its donor answered: the joiner is at fault.
+      return standby_lost(seat.joiner, "receive_state order failed: " + seat.receive_error);
+    }
+    if (!seat.send_error.empty()) {
+      // The joiner answered, having received nothing whole: it cannot
+      // serve, and a new round tries another standby (the donor stays).
+      return standby_lost(seat.joiner, "the donor's send_state failed: " + seat.send_error);
+    }
+  }
+  r.transfer_done = Clock::now();
+  for (const Seat& seat : r.seats) {
+    emit("state_transferred", {{"recovery", r.id},
+                               {"path", r.path},
+                               {"slot", seat.slot},
+                               {"donor", seat.donor},
+                               {"bytes", seat.bytes},
+                               {"seconds", to_seconds(r.transfer_done - r.transfer_started)},
+                               {"resume_step", r.resume_step}});
+  }
+  start_switch();
+}
+
+void Coordinator::Impl::switched() {
+  Recovery& r = *recovery_;
+  r.switched_at = Clock::now();
+  for (const Seat& seat : r.seats) {
+    if (membership_.served(seat.slot)) {  // a planned migration: the leaver retires
+      if (auto id = connection_of_slot(seat.slot)) {
+        peers_[*id].finished = true;
+        peers_[*id].slot = -1;
+        Order stop;
+        stop.order_id = next_order_id_++;
+        stop.kind = OrderKind::kStop;
+        stop.reason = str_cat("slot ", seat.slot, " migrated to standby ", seat.joiner);
+        server_->send(*id, stop);
+      }
+      membership_.vacate(seat.slot);
+    }
+    if (auto id = connection_of_standby(seat.joiner)) {
+      peers_[*id].standby = -1;
+      peers_[*id].slot = seat.slot;
+      peers_[*id].kind = PeerKind::kActive;
+    }
+    Status st = membership_.promote(seat.joiner, seat.slot);
+    if (!st.ok()) return abandon("promoting the joiner failed: " + st.message());
+    membership_.set_step(seat.slot, r.resume_step);
+  }
+  membership_.commit_epoch(r.epoch);
+  for (const Seat& seat : r.seats) {
+    emit("switchover", {{"recovery", r.id},
+                        {"epoch", r.epoch},
+                        {"slot", seat.slot},
+                        {"standby", seat.joiner},
+                        {"resume_step", r.resume_step}});
+  }
+  enter(RecoveryState::kFirstStep, config_.first_step_timeout);
+  // A failure during the switch waits in the queue; its collectives would
+  // keep the joiners' first step from completing: it goes next, now.
+  if (std::any_of(pending_.begin(), pending_.end(),
+                  [](const PendingRecovery& p) { return p.cause == RecoveryCause::kFailure; }))
+    finish_recovery();
+}
+
 void Coordinator::Impl::on_all_acked() {
   Recovery& r = *recovery_;
-  Clock::time_point now = Clock::now();
   switch (r.state) {
     case RecoveryState::kPromote:
-      emit("standby_promoted", {{"recovery", r.id}, {"standby", r.joiner}, {"slot", r.leaver}});
+      for (const Seat& seat : r.seats)
+        emit("standby_promoted",
+             {{"recovery", r.id}, {"standby", seat.joiner}, {"slot", seat.slot}});
       if (r.cause == RecoveryCause::kMigration) return start_drain();
       return publish_and_prepare();
     case RecoveryState::kDrain:
-      emit("drained", {{"recovery", r.id}, {"slot", r.leaver}, {"step", r.drain_step}});
+      emit("drained", {{"recovery", r.id}, {"slot", r.leaver()}, {"step", r.drain_step}});
       return publish_and_prepare();
     case RecoveryState::kPrepare:
       return choose_donor();
@@ -320,47 +535,20 @@ void Coordinator::Impl::on_all_acked() {
       // their two newest, so they all hold it; else the next round goes lower).
       if (r.resume_step != UINT64_MAX && r.rollback_high > r.resume_step)
         return start_rollback(r.resume_step);
-      [[fallthrough]];
-    case RecoveryState::kTransfer:
-      r.transfer_done = now;
-      emit(r.state == RecoveryState::kTransfer ? "state_transferred" : "rolled_back",
-           {{"recovery", r.id},
-            {"path", r.path},
-            {"donor", r.donor},
-            {"bytes", r.bytes},
-            {"seconds", to_seconds(now - r.transfer_started)},
-            {"resume_step", r.resume_step}});
+      r.transfer_done = Clock::now();
+      emit("rolled_back", {{"recovery", r.id},
+                           {"path", r.path},
+                           {"slot", r.leaver()},
+                           {"slots", r.slots()},
+                           {"donor", -1},
+                           {"bytes", 0},
+                           {"seconds", to_seconds(r.transfer_done - r.transfer_started)},
+                           {"resume_step", r.resume_step}});
       return start_switch();
-    case RecoveryState::kSwitch: {
-      r.switched_at = now;
-      if (membership_.served(r.leaver)) {  // a planned migration: the leaver retires
-        if (auto id = connection_of_slot(r.leaver)) {
-          peers_[*id].finished = true;
-          peers_[*id].slot = -1;
-          Order stop;
-          stop.order_id = next_order_id_++;
-          stop.kind = OrderKind::kStop;
-          stop.reason = str_cat("slot ", r.leaver, " migrated to standby ", r.joiner);
-          server_->send(*id, stop);
-        }
-        membership_.vacate(r.leaver);
-      }
-      if (auto id = connection_of_standby(r.joiner)) {
-        peers_[*id].standby = -1;
-        peers_[*id].slot = r.leaver;
-        peers_[*id].kind = PeerKind::kActive;
-      }
-      Status st = membership_.promote(r.joiner, r.leaver);
-      if (!st.ok()) return abandon("promoting the joiner failed: " + st.message());
-      membership_.set_step(r.leaver, r.resume_step);
-      membership_.commit_epoch(r.epoch);
-      emit("switchover", {{"recovery", r.id},
-                          {"epoch", r.epoch},
-                          {"slot", r.leaver},
-                          {"standby", r.joiner},
-                          {"resume_step", r.resume_step}});
-      return enter(RecoveryState::kFirstStep, config_.first_step_timeout);
-    }
+    case RecoveryState::kTransfer:
+      return transfer_acked();
+    case RecoveryState::kSwitch:
+      return switched();
     default:
       return;
   }
@@ -368,9 +556,8 @@ void Coordinator::Impl::on_all_acked() {
 
 void Coordinator::Impl::recovery_saw_step(int slot, uint64_t step) {
   Recovery& r = *recovery_;
-  if (r.state == RecoveryState::kFirstStep && slot == r.leaver && step > r.resume_step)
-    finish_recovery(true);
-  if (r.state == RecoveryState::kDrain && r.drain_step > 0 && step >= r.drain_step &&
+  if (r.state == RecoveryState::kFirstStep && step > r.resume_step) seat_first_step(slot);
+  if (recovery_ && r.state == RecoveryState::kDrain && r.drain_step > 0 && step >= r.drain_step &&
       !r.held_at.contains(slot)) {
     // The rank passed the boundary before it saw the order: it is inside
     // step `step` and needs the held ranks to finish it. Every rank moves on
@@ -379,96 +566,127 @@ void Coordinator::Impl::recovery_saw_step(int slot, uint64_t step) {
   }
 }
 
-json Coordinator::Impl::breakdown() const {
+void Coordinator::Impl::seat_first_step(int slot) {
+  Recovery& r = *recovery_;
+  Seat* seat = r.seat_of_slot(slot);
+  if (r.state != RecoveryState::kFirstStep || !seat) return;
+  seat->first_step_seen = true;
+  if (std::all_of(r.seats.begin(), r.seats.end(), [](const Seat& s) { return s.first_step_seen; }))
+    finish_recovery();
+}
+
+json Coordinator::Impl::breakdown(const Seat& seat) const {
   const Recovery& r = *recovery_;
   Clock::time_point now = Clock::now();
   double transfer = to_seconds(r.transfer_done - r.transfer_started);
   return {{"recovery", r.id},
-          {"slot", r.leaver},
+          {"slot", seat.slot},
+          {"slots", r.slots()},
           {"cause", cause_name(r.cause)},
-          {"standby", r.joiner},
+          {"standby", seat.joiner},
           {"epoch", r.epoch},
           {"path", r.path},
-          {"donor", r.donor},
-          {"bytes", r.bytes},
+          {"donor", seat.donor},
+          {"bytes", seat.bytes},
           {"resume_step", r.resume_step},
           {"last_step", r.last_step},
           // Steps some rank had finished and does again: at most the step in
           // flight, unless the recovery rolled back to a checkpoint.
           {"redone_steps", r.last_step > r.resume_step ? r.last_step - r.resume_step : 0},
-          {"downtime_s", to_seconds(now - r.failed_at)},
-          {"detection_s", to_seconds(r.detected_at - r.failed_at)},
-          {"switch_s", to_seconds(r.switched_at - r.detected_at) - transfer},
+          {"downtime_s", to_seconds(now - seat.failed_at)},
+          {"detection_s", to_seconds(seat.detected_at - seat.failed_at)},
+          {"switch_s", to_seconds(r.switched_at - seat.detected_at) - transfer},
           {"state_transfer_s", transfer},
           {"first_step_s", to_seconds(now - r.switched_at)}};
 }
 
-void Coordinator::Impl::finish_recovery(bool first_step_seen) {
-  json fields = breakdown();
-  fields["first_step_seen"] = first_step_seen;
-  // The joiner reports them right before the heartbeat that ends the
-  // recovery, on the same connection: they are here unless it died.
-  const json& js = recovery_->joiner_step;
-  if (js.is_object()) {
-    fields["joiner_warm"] = js["warm"];
-    fields["joiner_step_wall_s"] = js["wall_s"];
-    fields["joiner_step_cpu_s"] = js["cpu_s"];
-    fields["joiner_step_minflt"] = js["minflt"];
+void Coordinator::Impl::finish_recovery() {
+  for (const Seat& seat : recovery_->seats) {
+    json fields = breakdown(seat);
+    fields["first_step_seen"] = seat.first_step_seen;
+    // The joiner reports them right before the heartbeat that ends the
+    // recovery, on the same connection: they are here unless it died.
+    const json& js = seat.joiner_step;
+    if (js.is_object()) {
+      fields["joiner_warm"] = js["warm"];
+      fields["joiner_step_wall_s"] = js["wall_s"];
+      fields["joiner_step_cpu_s"] = js["cpu_s"];
+      fields["joiner_step_minflt"] = js["minflt"];
+    }
+    emit("recovery_done", std::move(fields));
   }
-  emit("recovery_done", std::move(fields));
   recovery_.reset();
   begin_next_recovery();
 }
 
 void Coordinator::Impl::abandon(const std::string& reason) {
-  emit("recovery_abandoned",
-       {{"recovery", recovery_->id}, {"slot", recovery_->leaver}, {"reason", reason}});
+  emit("recovery_abandoned", {{"recovery", recovery_->id},
+                              {"slot", recovery_->leaver()},
+                              {"slots", recovery_->slots()},
+                              {"reason", reason}});
   recovery_.reset();
   pending_.clear();
   stop_job(reason);
 }
 
-void Coordinator::Impl::recovery_lost_slot(int slot) {
+bool Coordinator::Impl::recovery_lost_slot(int slot, Clock::time_point failed_at,
+                                           Clock::time_point detected_at) {
   Recovery& r = *recovery_;
   if (r.state == RecoveryState::kFirstStep) {
-    if (slot == r.leaver) finish_recovery(false);
-    return;
+    // Switched already: the recovery ends, and the failure gets its own
+    // (its collectives would keep the others' first step from completing).
+    finish_recovery();
+    return false;
   }
   std::erase_if(r.awaiting, [&](const auto& entry) { return entry.second.slot == slot; });
-  if (r.state == RecoveryState::kTransfer && slot == r.donor) {
-    emit("donor_failed", {{"recovery", r.id}, {"donor", slot}});
-    return choose_donor();
+  bool donor =
+      r.state == RecoveryState::kTransfer &&
+      std::any_of(r.seats.begin(), r.seats.end(), [&](const Seat& s) { return s.donor == slot; });
+  if (donor) emit("donor_failed", {{"recovery", r.id}, {"donor", slot}});
+  if (fold_failure(slot, failed_at, detected_at)) return true;
+  // A migration (its leaver may be this slot: choose_donor takes a replica).
+  if (donor) {
+    choose_donor();
+    return false;
   }
   r.held_at.erase(slot);
   bool collecting = r.state == RecoveryState::kDrain || r.state == RecoveryState::kPrepare ||
                     r.state == RecoveryState::kTransfer || r.state == RecoveryState::kRollback ||
                     r.state == RecoveryState::kSwitch;
   if (collecting && r.awaiting.empty()) on_all_acked();
+  return false;
 }
 
-void Coordinator::Impl::recovery_lost_joiner(const std::string& detail) {
+void Coordinator::Impl::recovery_lost_joiner(int standby, const std::string& detail) {
   Recovery& r = *recovery_;
+  Seat* seat = r.seat_of_joiner(standby);
+  if (!seat) return;
   emit("joiner_failed", {{"recovery", r.id},
-                         {"standby", r.joiner},
+                         {"slot", seat->slot},
+                         {"standby", standby},
                          {"state", recovery_state_name(r.state)},
                          {"detail", detail}});
-  r.failed_joiners.insert(r.joiner);
-  r.joiner = -1;
-  r.state = RecoveryState::kChooseJoiner;
-  r.deadline = Clock::time_point::max();
-  r.awaiting.clear();
-  choose_joiner();
+  r.failed_joiners.insert(standby);
+  seat->joiner = -1;
+  new_round();
 }
 
 void Coordinator::Impl::recovery_deadline_passed() {
   Recovery& r = *recovery_;
   r.deadline = Clock::time_point::max();  // each case below sets the next one
   switch (r.state) {
-    case RecoveryState::kWaitStandby:
-      return abandon(str_cat("no standby became ready for slot ", r.leaver, " within ",
+    case RecoveryState::kWaitStandby: {
+      std::vector<int> waiting;
+      for (const Seat& seat : r.seats) {
+        if (seat.joiner < 0) waiting.push_back(seat.slot);
+      }
+      std::string which =
+          waiting.size() == 1 ? " " + std::to_string(waiting.front()) : "s " + json(waiting).dump();
+      return abandon(str_cat("no standby became ready for slot", which, " within ",
                              to_seconds(config_.standby_wait), " s"));
+    }
     case RecoveryState::kFirstStep:
-      return finish_recovery(false);
+      return finish_recovery();
     default:
       break;
   }
@@ -502,8 +720,8 @@ void Coordinator::Impl::migration_overtaken(int finished_slot) {
     send_order({slot, -1}, go_on);
   }
   emit("migration_cancelled", {{"recovery", r.id},
-                               {"slot", r.leaver},
-                               {"standby", r.joiner},
+                               {"slot", r.leaver()},
+                               {"standby", r.seats.front().joiner},
                                {"why", str_cat("slot ", finished_slot, " finished training")}});
   recovery_.reset();
   begin_next_recovery();

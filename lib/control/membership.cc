@@ -169,9 +169,11 @@ std::optional<int> Membership::slot_of_instance(uint64_t instance_id) const {
   return std::nullopt;
 }
 
-std::optional<int> Membership::slot_of_pid(pid_t pid) const {
+std::optional<int> Membership::slot_of_pid(pid_t pid, std::string_view host) const {
   for (int s = 0; s < layout_.nslots(); ++s) {
-    if (served(s) && slots_[s].process->pid == pid) return s;
+    if (served(s) && slots_[s].process->pid == pid &&
+        (host.empty() || slots_[s].process->host == host))
+      return s;
   }
   return std::nullopt;
 }
@@ -183,9 +185,9 @@ std::optional<int> Membership::standby_of_instance(uint64_t instance_id) const {
   return std::nullopt;
 }
 
-std::optional<int> Membership::standby_of_pid(pid_t pid) const {
+std::optional<int> Membership::standby_of_pid(pid_t pid, std::string_view host) const {
   for (const Standby& s : standbys_) {
-    if (s.process.pid == pid) return s.id;
+    if (s.process.pid == pid && (host.empty() || s.process.host == host)) return s.id;
   }
   return std::nullopt;
 }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -107,9 +108,9 @@ class Membership {
   // Served slots of the same pipeline stage as `slot`, other than `slot`.
   std::vector<int> replicas_of(int slot) const;
   std::optional<int> slot_of_instance(uint64_t instance_id) const;
-  std::optional<int> slot_of_pid(pid_t pid) const;
+  std::optional<int> slot_of_pid(pid_t pid, std::string_view host = {}) const;
   std::optional<int> standby_of_instance(uint64_t instance_id) const;
-  std::optional<int> standby_of_pid(pid_t pid) const;
+  std::optional<int> standby_of_pid(pid_t pid, std::string_view host = {}) const;
 
   // {"epoch", "dp", "pp", "slots": [...], "standbys": [...]}
   nlohmann::json to_json() const;

@@ -1,5 +1,6 @@
-// One recovery of one slot, as the coordinator drives it: an explicit state
-// machine, each state with its deadline (docs/runtime.md draws it).
+// One recovery of one or more slots, as the coordinator drives it: an
+// explicit state machine, each state with its deadline (docs/runtime.md
+// draws it).
 //
 //   kChooseJoiner -> kPromote -> [kDrain] -> kPrepare -> kTransfer ---> kSwitch -> kFirstStep
 //        |  ^                                         \-> kRollback -/       -> kDone
@@ -7,9 +8,10 @@
 //   kWaitStandby --(standby_wait passed)--> kAbandoned (the job stops)
 //
 // A joiner that fails in any state before kFirstStep sends the recovery back
-// to kChooseJoiner with a new epoch (its view is never reused). A donor that
-// fails in kTransfer is replaced by another live replica, else the recovery
-// turns to kRollback. kDrain is a planned migration's: every rank is held at
+// to kChooseJoiner with a new epoch (its view is never reused). So does a
+// slot that fails before kSwitch (a stayer, or a donor in kTransfer): it is
+// folded in as one more seat, its donor another live replica, else every
+// rank rolls back (kRollback). kDrain is a planned migration's: every rank is held at
 // one step boundary before the prepare, so that no collective fails.
 #pragma once
 
@@ -19,6 +21,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -47,32 +50,53 @@ struct OrderTarget {
   int standby = -1;
 };
 
+// One slot a recovery replaces, and who takes it.
+struct Seat {
+  int slot = -1;
+  int joiner = -1;  // standby id; -1 until one is chosen
+  int donor = -1;   // slot sending its state; -1 for a rollback
+  uint64_t bytes = 0;
+  std::string receive_error;  // kTransfer: the joiner's failed receive
+  std::string send_error;     // kTransfer: its donor's failed send
+  bool first_step_seen = false;
+  Clock::time_point failed_at;  // the failure (or the migrate request)
+  Clock::time_point detected_at;
+  nlohmann::json joiner_step;  // the joiner's own figures of its first step (FirstStep)
+};
+
+// One recovery: every slot it replaces (its seats, in the order they failed)
+// switches in one epoch. A failure while it runs, before the switch, adds a
+// seat and starts a new round (a new epoch, every joiner promoted again).
 struct Recovery {
   uint64_t id = 0;
-  int leaver = -1;
   RecoveryCause cause = RecoveryCause::kFailure;
   RecoveryState state = RecoveryState::kChooseJoiner;
   Clock::time_point deadline = Clock::time_point::max();
   uint64_t epoch = 0;            // of the view being installed
-  int joiner = -1;               // standby id
+  std::vector<Seat> seats;       // never empty; a migration has one
   std::set<int> failed_joiners;  // standbys tried and lost
-  int donor = -1;                // slot; -1 for rollback
   std::string path;              // "replica", "leaver" or "rollback"
   uint64_t resume_step = UINT64_MAX;
-  uint64_t last_step = 0;           // the highest boundary a prepare ack named
-  uint64_t rollback_high = 0;       // the newest checkpoint a rollback ack named
-  uint64_t drain_step = 0;          // kDrain: the boundary every rank must be held at
-  std::map<int, uint64_t> held_at;  // kDrain: slot -> the boundary it acked
-  uint64_t bytes = 0;
+  uint64_t last_step = 0;                    // the highest boundary a prepare ack named
+  uint64_t rollback_high = 0;                // the newest checkpoint a rollback ack named
+  uint64_t drain_step = 0;                   // kDrain: the boundary every rank must be held at
+  std::map<int, uint64_t> held_at;           // kDrain: slot -> the boundary it acked
   std::map<uint64_t, OrderTarget> awaiting;  // order id -> who must ack
 
-  // For the downtime breakdown.
-  Clock::time_point failed_at;  // the failure (or the migrate request)
-  Clock::time_point detected_at;
+  // The first seat's slot: a migration's leaver.
+  int leaver() const { return seats.front().slot; }
+  // The seat of `slot` (or of the joiner `standby`); null when none.
+  Seat* seat_of_slot(int slot);
+  const Seat* seat_of_slot(int slot) const;
+  Seat* seat_of_joiner(int standby);
+  // A seat whose state `slot` sends and whose send has not failed yet.
+  Seat* seat_of_donor(int slot);
+  std::vector<int> slots() const;
+
+  // For the downtime breakdown (each seat has its own failure times).
   Clock::time_point transfer_started;
   Clock::time_point transfer_done;
   Clock::time_point switched_at;
-  nlohmann::json joiner_step;  // the joiner's own figures of its first step (FirstStep)
 };
 
 }  // namespace trainmover::control

@@ -41,6 +41,7 @@ namespace {
 
 struct Flags {
   std::string die_on;
+  std::string fail_once_on;  // answers the first such order with an error
   int warmup_ms = 50;
   bool die_during_warmup = false;
   bool fail_warmup = false;
@@ -54,6 +55,7 @@ Flags parse_flags(int argc, char** argv, int from) {
   for (int i = from; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind("--die-on=", 0) == 0) f.die_on = a.substr(9);
+    if (a.rfind("--fail-once-on=", 0) == 0) f.fail_once_on = a.substr(15);
     if (a.rfind("--warmup-ms=", 0) == 0) f.warmup_ms = std::stoi(a.substr(12));
     if (a == "--die-during-warmup") f.die_during_warmup = true;
     if (a == "--fail-warmup") f.fail_warmup = true;
@@ -84,7 +86,7 @@ Result<std::unique_ptr<ControlClient>> connect(const std::string& address, uint6
 }
 
 // Answers orders and advances the step every 20 ms while it serves a slot.
-int serve(ControlClient& client, const Flags& flags, bool serving) {
+int serve(ControlClient& client, Flags flags, bool serving) {  // a copy: --fail-once-on is spent
   uint64_t step = 0;
   auto next_step = std::chrono::steady_clock::now();
   std::optional<Order> late_drain;  // --drain-late-ms: answered at late_at
@@ -122,6 +124,13 @@ int serve(ControlClient& client, const Flags& flags, bool serving) {
     }
     Ack ack;
     ack.order_id = order->order_id;
+    if (flags.fail_once_on == order_kind_name(order->kind)) {
+      flags.fail_once_on.clear();
+      ack.ok = false;
+      ack.error = "injected failure (--fail-once-on)";
+      if (!client.send(ack).ok()) return 4;
+      continue;
+    }
     switch (order->kind) {
       case OrderKind::kStop:
         std::fprintf(stderr, "control_peer %d: stopped: %s\n", getpid(), order->reason.c_str());

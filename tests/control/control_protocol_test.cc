@@ -30,7 +30,7 @@ TEST(ControlProtocol, EveryMessageRoundTrips) {
       Welcome{3, 2, 0.2, 1.0},
       Heartbeat{41},
       FailureReport{5, "peer closed the link"},
-      ExitReport{4321, -1, 9},
+      ExitReport{4321, -1, 9, "n2"},
       warm,
       StatusRequest{},
       StatusReply{{{"epoch", 1}}},
