@@ -103,6 +103,8 @@ Result<StateListener> StateListener::open(const std::string& host) {
   return listener;
 }
 
+void StateListener::cancel() const { (void)::shutdown(fd_.get(), SHUT_RDWR); }
+
 Result<uint64_t> StateListener::receive(const std::vector<StateBuffer>& buffers, uint64_t step,
                                         const JobSecret& secret, uint64_t job_id,
                                         Deadline deadline) {

@@ -1,7 +1,8 @@
 // StateLink: the one-shot, authenticated TCP connection over which a donor
 // sends its registered state buffers straight into a joiner's.
 //
-// The joiner listens (StateListener, on 127.0.0.1 or the given host) and
+// The joiner listens (StateListener, on the host given: the worker passes the
+// address that reaches the store, or TRAINMOVER_SOCKET_IFNAME's) and
 // publishes its address; the donor connects, both prove the job secret in the
 // link handshake (comm id kStateCommId, so no other channel's proof is worth
 // anything here), and the donor writes a header (the buffers' count, sizes
@@ -44,6 +45,10 @@ class StateListener {
   // into `buffers`. Returns the bytes received. `step` must match the header's.
   Result<uint64_t> receive(const std::vector<StateBuffer>& buffers, uint64_t step,
                            const JobSecret& secret, uint64_t job_id, Deadline deadline);
+  // Ends a receive() waiting on another thread at once, and the listener
+  // with it (a donor that died before it connected would hold it to the
+  // deadline). Safe from any thread while the listener exists.
+  void cancel() const;
 
  private:
   UniqueFd fd_;

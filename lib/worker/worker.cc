@@ -3,15 +3,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "api/comm_handle.h"
 #include "common/log.h"
 #include "common/parse.h"
-#include "rendezvous/tcp_store.h"
+#include "rendezvous/store_factory.h"
+#include "transport/transport_factory.h"
+#include "worker/join_view.h"
 
 namespace trainmover::worker {
 namespace {
@@ -25,7 +29,11 @@ using control::OrderKind;
 constexpr auto kOrderWait = std::chrono::seconds(120);
 constexpr auto kStoreWait = std::chrono::seconds(30);
 
+// The host this process names when it registers: TRAINMOVER_HOST when set
+// (the Slurm node name: several nodes may share one host name), else the
+// host name.
 std::string host_name() {
+  if (auto host = get_env("TRAINMOVER_HOST"); host && !host->empty()) return *host;
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";
   return name;
@@ -68,6 +76,36 @@ int comm_slot_of(const WorkerComm& c, int slot) {
   return -1;
 }
 
+// TRAINMOVER_TEST_DONOR_DELAY (test-only, trainmover(7)): seconds a donor
+// waits before it sends its state, so that a test can kill it inside the
+// transfer window (otherwise about a millisecond).
+Result<Duration> donor_delay_from_env() {
+  auto text = get_env("TRAINMOVER_TEST_DONOR_DELAY");
+  if (!text || text->empty()) return Duration::zero();
+  auto seconds = parse_seconds(*text);
+  if (!seconds.ok()) return seconds.status().with_context("TRAINMOVER_TEST_DONOR_DELAY");
+  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(*seconds));
+}
+
+// The index in `comms` of the registered communicator that `c` is a group
+// split from, or -1: the delta switch of that parent carries the group
+// (Communicator::prepare_groups and the rest), so the worker drives only
+// the parent.
+int parent_index(const WorkerComm& c, const std::vector<WorkerComm>& comms) {
+  auto group = api::live_communicator(c.comm);
+  if (!group.ok()) return -1;
+  for (size_t i = 0; i < comms.size(); ++i) {
+    auto parent = api::live_communicator(comms[i].comm);
+    if (comms[i].comm != c.comm && parent.ok() && (*group)->is_group_of(**parent))
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool driven_by_parent(const WorkerComm& c, const std::vector<WorkerComm>& comms) {
+  return parent_index(c, comms) >= 0;
+}
+
 Result<SwitchMode> switch_mode_from_env() {
   const std::string mode = get_env("TRAINMOVER_SWITCH").value_or("delta");
   if (mode == "delta" || mode.empty()) return SwitchMode::kDelta;
@@ -95,9 +133,15 @@ Result<std::unique_ptr<Worker>> Worker::create() {
                  "TRAINMOVER_CONTROL is set but TRAINMOVER_JOB_SECRET or TRAINMOVER_STORE is not");
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
   TM_ASSIGN_OR_RETURN(w->switch_mode_, switch_mode_from_env());
+  TM_ASSIGN_OR_RETURN(w->donor_delay_, donor_delay_from_env());
   w->secret_ = secret;
   w->job_id_ = config.job_id;
   w->store_address_ = config.store_address;
+  TM_ASSIGN_OR_RETURN(auto store, rendezvous::StoreSpec::parse(w->store_address_));
+  auto str = [](const char* s) { return std::string(s != nullptr ? s : ""); };
+  TM_ASSIGN_OR_RETURN(w->state_host_, transport::choose_listen_host(str(config.listen_address),
+                                                                    str(config.listen_interface),
+                                                                    store.tcp_address));
   w->kind_ = get_env("TRAINMOVER_STANDBY").value_or("0") == "1" ? WorkerKind::kStandby
                                                                 : WorkerKind::kActive;
   w->slot_ = w->kind_ == WorkerKind::kActive ? config.slot : -1;
@@ -113,6 +157,10 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   // The worker outlives its client: ~Worker destroys client_ (and joins its
   // thread) before anything interrupt() touches.
   options.on_order = [raw = w.get()](const Order& order) { raw->interrupt(order); };
+  // The coordinator lost (killed, or its host gone; under Slurm it is not
+  // this process's parent, so nothing else ends the rank): a collective in
+  // flight ends at once, and the training thread stops with lost().
+  options.on_lost = [raw = w.get()](const Status& why) { raw->abort_step(why); };
   auto client = control::ControlClient::connect(options, secret);
   if (!client.ok()) return client.status().with_context("connect to the coordinator");
   w->client_ = std::move(*client);
@@ -151,6 +199,12 @@ void Worker::set_in_step(bool in_step) {
 }
 
 void Worker::interrupt(const Order& order) {
+  {
+    // Any order during a receive means the coordinator moved on (a new
+    // round, a stop): the donor is not coming.
+    std::lock_guard<std::mutex> lock(comms_mutex_);
+    if (receiving_) state_listener_->cancel();
+  }
   if (order.kind != OrderKind::kPrepare && order.kind != OrderKind::kRollback &&
       order.kind != OrderKind::kStop)
     return;
@@ -165,10 +219,51 @@ void Worker::interrupt(const Order& order) {
   }
 }
 
+// The coordinator hears of failures from ranks too: each slot a failed
+// communicator names (its job slot), once. It acts on a report only when the
+// slot also went silent (coordinator.cc).
+void Worker::report_failures() {
+  std::set<int> reported;
+  for (const WorkerComm& c : comms_) {
+    int failed = -1;
+    if (tm_comm_failed_slot(c.comm, &failed) != TM_SUCCESS || failed < 0 ||
+        failed >= static_cast<int>(c.job_slots.size()))
+      continue;
+    const int job_slot = c.job_slots[static_cast<size_t>(failed)];
+    if (job_slot == slot_ || !reported.insert(job_slot).second) continue;
+    auto live = api::live_communicator(c.comm);
+    const std::string name = live.ok() ? (*live)->config().name : "?";
+    (void)client_->send(control::FailureReport{
+        job_slot,
+        str_cat("a collective of communicator '", name, "' failed at its slot ", failed)});
+  }
+}
+
+void Worker::abort_step(const Status& why) {
+  std::lock_guard<std::mutex> lock(comms_mutex_);
+  if (receiving_) state_listener_->cancel();
+  if (!in_step_) return;
+  in_step_ = false;
+  for (const WorkerComm& c : comms_) {
+    auto live = api::live_communicator(c.comm);
+    if (live.ok()) (void)(*live)->abort(why);
+  }
+}
+
+Status Worker::lost(Status st) const {
+  if (st.ok() || !client_) return st;
+  Status health = client_->health();
+  // Fenced: the stop order's reason says why, not the closed channel after it.
+  if (health.ok() || stopped_) return st;
+  // health() says "lost the coordinator at HOST:PORT: why".
+  return Status(TM_ERROR_PEER_FAILED, health.message() + "; stopping");
+}
+
 Result<uint64_t> Worker::step_boundary(uint64_t next_step) {
   if (kind_ == WorkerKind::kAlone) return next_step;
   set_in_step(false);
-  TM_ASSIGN_OR_RETURN(uint64_t run, boundary(next_step));
+  auto run = boundary(next_step);
+  if (!run.ok()) return lost(run.status());
   set_in_step(true);
   return run;
 }
@@ -227,8 +322,11 @@ Result<uint64_t> Worker::recover() {
   if (!last_boundary_)
     return error(TM_ERROR_INVALID_ARGUMENT, "recovery before the first step boundary");
   set_in_step(false);
+  report_failures();
   abort_all(error(TM_ERROR_PEER_FAILED, "slot ", slot_, " is recovering"));
-  return serve_orders(std::nullopt);
+  auto resume = serve_orders(std::nullopt);
+  if (!resume.ok()) return lost(resume.status());
+  return resume;
 }
 
 Status Worker::warmup_begin(control::StageRole role) {
@@ -279,11 +377,13 @@ Result<int> Worker::wait_promotion(Duration timeout) {
   Deadline deadline = Deadline::after(timeout);
   while (true) {
     auto m = client_->next(deadline.remaining());
-    if (!m.ok()) return m.status().with_context("waiting to be promoted");
+    if (!m.ok()) return lost(m.status().with_context("waiting to be promoted"));
     auto* order = std::get_if<Order>(&*m);
     if (order == nullptr) continue;
-    if (order->kind == OrderKind::kStop)
+    if (order->kind == OrderKind::kStop) {
+      stopped_ = true;
       return error(TM_ERROR_PEER_FAILED, "stopped by the coordinator: ", order->reason);
+    }
     if (order->kind != OrderKind::kPromote) {
       (void)ack(*order, error(TM_ERROR_PROTOCOL, "a standby cannot carry out ",
                               control::order_kind_name(order->kind)));
@@ -304,29 +404,105 @@ Result<uint64_t> Worker::join() {
     size_t total = 0;
     for (const StateBuffer& b : buffers_) total += b.bytes;
     for (auto& snap : snapshots_) snap.assign(total, std::byte{0});
-    TM_ASSIGN_OR_RETURN(StateListener listener, StateListener::open("127.0.0.1"));
-    TM_ASSIGN_OR_RETURN(
-        auto store, rendezvous::TcpStore::connect(store_address_, *secret_, job_id_, kStoreWait));
-    TM_RETURN_IF_ERROR(store->set(state_key(promote.epoch), listener.address()));
-    state_listener_ = std::move(listener);
     for (const WorkerComm& c : comms_) {
-      int s = comm_slot_of(c, promote.slot);
-      if (s < 0)
+      if (comm_slot_of(c, promote.slot) < 0)
         return error(TM_ERROR_INVALID_ARGUMENT, "a communicator registered by the joiner of slot ",
                      promote.slot, " does not contain that slot");
-      if (switch_mode_ == SwitchMode::kRebuild) continue;  // created at the switch
-      TM_RETURN_IF_ERROR(api_status(tm_comm_join(c.comm, promote.epoch, s), "tm_comm_join"));
     }
-    return Status::Ok();
+    return offer(promote);
   }();
   TM_RETURN_IF_ERROR(ack(promote, joined));
-  if (!joined.ok()) return joined;
+  // Superseded (another slot failed meanwhile): the next order promotes it again.
+  if (!joined.ok() && joined.code() != TM_ERROR_ABORTED) return joined;
   slot_ = promote.slot;
-  TM_ASSIGN_OR_RETURN(uint64_t resume, serve_orders(std::nullopt));
+  auto served = serve_orders(std::nullopt);
+  if (!served.ok()) return lost(served.status());
+  uint64_t resume = *served;
   kind_ = WorkerKind::kActive;
   state_listener_.reset();
   measure_joiner_step_ = true;
   return resume;
+}
+
+// The joiner's part of a promotion to `promote.epoch`: where its state
+// listener and each communicator's endpoint are (join_view.h). Promoted again
+// when the recovery starts a new round (another slot failed meanwhile).
+Status Worker::offer(const Order& promote) {
+  // A fresh listener each round: the last one may have been cancelled.
+  TM_ASSIGN_OR_RETURN(StateListener listener, StateListener::open(state_host_));
+  state_listener_ = std::move(listener);
+  TM_ASSIGN_OR_RETURN(auto store, state_store());
+  TM_RETURN_IF_ERROR(
+      store->set(state_key(promote.epoch, promote.slot), state_listener_->address()));
+  if (switch_mode_ == SwitchMode::kRebuild) return Status::Ok();  // created at the switch
+  if (joined_) TM_RETURN_IF_ERROR(restart_joined_comms());
+  for (const WorkerComm& c : comms_) {
+    if (driven_by_parent(c, comms_)) continue;  // joined by its parent (join_groups)
+    TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(c.comm));
+    TM_RETURN_IF_ERROR(offer_endpoint(*store, *live, promote.epoch, comm_slot_of(c, promote.slot)));
+  }
+  joined_ = false;
+  TM_ASSIGN_OR_RETURN(JoinPlan plan, join_plan(promote));
+  Deadline deadline = Deadline::after(kStoreWait);
+  auto superseded = [this] { return client_->order_waiting(); };
+  for (const WorkerComm& c : comms_) {
+    if (driven_by_parent(c, comms_)) continue;
+    TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(c.comm));
+    TM_ASSIGN_OR_RETURN(View view,
+                        publish_next_view(*store, *live, c.job_slots, plan, deadline, superseded));
+    joined_ = true;
+    TM_RETURN_IF_ERROR(
+        live->join(view).with_context("join communicator '" + live->config().name + "'"));
+    // Its split groups join in the same epoch.
+    TM_RETURN_IF_ERROR(
+        live->join_groups(promote.epoch, comm_slot_of(c, promote.slot), plan.base_epoch));
+  }
+  return Status::Ok();
+}
+
+// Joined in an earlier round of this recovery: fresh standby communicators
+// join this one, each parent before its groups, and a parent's groups in
+// the order they were split (standby splits are numbered).
+Status Worker::restart_joined_comms() {
+  const size_t n = comms_.size();
+  std::vector<int> parent(n);
+  std::vector<std::pair<uint64_t, size_t>> groups;  // (split number, index)
+  for (size_t i = 0; i < n; ++i) {
+    parent[i] = parent_index(comms_[i], comms_);
+    if (parent[i] < 0) continue;
+    TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(comms_[i].comm));
+    TM_ASSIGN_OR_RETURN(GroupSplit split, live->split_of());
+    groups.emplace_back(split.seq, i);
+  }
+  std::sort(groups.begin(), groups.end());
+  std::vector<bool> restarted(n, false);
+  for (size_t i = 0; i < n; ++i) {
+    if (parent[i] >= 0) continue;
+    TM_RETURN_IF_ERROR(api::restart_standby(comms_[i].comm));
+    restarted[i] = true;
+  }
+  // Groups of groups: a group once its parent is done.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (auto [seq, i] : groups) {
+      const auto p = static_cast<size_t>(parent[i]);
+      if (restarted[i] || !restarted[p]) continue;
+      TM_RETURN_IF_ERROR(api::restart_standby_group(comms_[i].comm, comms_[p].comm));
+      restarted[i] = progress = true;
+    }
+  }
+  return Status::Ok();
+}
+
+Status Worker::promoted_again(const Order& order) {
+  if (kind_ != WorkerKind::kStandby || !promotion_ || !state_listener_)
+    return error(TM_ERROR_PROTOCOL, "an active rank cannot be promoted");
+  if (order.slot != promotion_->slot)
+    return error(TM_ERROR_PROTOCOL, "the joiner of slot ", promotion_->slot,
+                 " was promoted again to slot ", order.slot);
+  TM_RETURN_IF_ERROR(offer(order));
+  promotion_ = order;
+  return Status::Ok();
 }
 
 Status Worker::measure_first_step(uint64_t next_step) {
@@ -408,9 +584,10 @@ Status Worker::carry_out(const Order& order, bool& switched, uint64_t& resume) {
       resume = order.step;
       break;
     case OrderKind::kStop:
+      stopped_ = true;
       return error(TM_ERROR_PEER_FAILED, "stopped by the coordinator: ", order.reason);
     case OrderKind::kPromote:
-      st = error(TM_ERROR_PROTOCOL, "an active rank cannot be promoted");
+      st = promoted_again(order);
       break;
     case OrderKind::kDrain:
       // Only step_boundary() can train on to a drain's boundary; here a step
@@ -419,22 +596,32 @@ Status Worker::carry_out(const Order& order, bool& switched, uint64_t& resume) {
       break;
   }
   TM_RETURN_IF_ERROR(ack(order, st, step, bytes));
+  // A joiner's failed receive is no end of it: its donor may have died, and
+  // the coordinator's next order (a new round, or a stop) says which; nor
+  // a donor's failed send, its joiner may have died. Nor is a promotion
+  // superseded by the next.
+  if (order.kind == OrderKind::kReceiveState || order.kind == OrderKind::kSendState)
+    return Status::Ok();
+  if (order.kind == OrderKind::kPromote && st.code() == TM_ERROR_ABORTED) return Status::Ok();
   return st;
 }
 
 Status Worker::prepare(const Order& order) {
   rolled_back_ = false;
   if (switch_mode_ == SwitchMode::kRebuild) return Status::Ok();  // nothing kept to prepare
+  TM_ASSIGN_OR_RETURN(JoinPlan plan, join_plan(order));
+  TM_ASSIGN_OR_RETURN(auto store, state_store());
   for (const WorkerComm& c : comms_) {
-    if (comm_slot_of(c, order.slot) < 0 && c.job_slots.front() == slot_) {
-      // No joiner in this communicator: its first slot publishes the same
-      // membership under the new epoch, so every communicator of the job
-      // switches together.
-      TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(c.comm));
-      TM_ASSIGN_OR_RETURN(View view, live->fetch_view(live->epoch()));
-      view.epoch = order.epoch;
-      TM_RETURN_IF_ERROR(live->publish_view(view));
-    }
+    // Every communicator switches, those without a joiner too, so that all
+    // of the job's stay in one epoch; split groups with their parent.
+    if (driven_by_parent(c, comms_)) continue;
+    TM_ASSIGN_OR_RETURN(Communicator * live, api::live_communicator(c.comm));
+    if (live->epoch() != plan.base_epoch)
+      return error(TM_ERROR_PROTOCOL, "communicator '", live->config().name, "' is at epoch ",
+                   live->epoch(), ", the recovery's base epoch is ", plan.base_epoch);
+    TM_RETURN_IF_ERROR(
+        publish_next_view(*store, *live, c.job_slots, plan, Deadline::after(kStoreWait), {})
+            .status());
     TM_RETURN_IF_ERROR(
         api_status(tm_comm_prepare_switch(c.comm, order.epoch), "tm_comm_prepare_switch"));
   }
@@ -443,9 +630,14 @@ Status Worker::prepare(const Order& order) {
 
 Status Worker::send_state(const Order& order, uint64_t& bytes) {
   TM_RETURN_IF_ERROR(restore(order.step));
-  TM_ASSIGN_OR_RETURN(auto store,
-                      rendezvous::TcpStore::connect(store_address_, *secret_, job_id_, kStoreWait));
-  TM_ASSIGN_OR_RETURN(std::string address, store->get(state_key(order.epoch), kStoreWait));
+  if (donor_delay_ > Duration::zero()) {
+    std::fprintf(stderr, "trainmover: slot %d waits %.1f s before it sends its state (test-only)\n",
+                 slot_, to_seconds(donor_delay_));
+    std::this_thread::sleep_for(donor_delay_);
+  }
+  TM_ASSIGN_OR_RETURN(auto store, state_store());
+  TM_ASSIGN_OR_RETURN(std::string address,
+                      store->get(state_key(order.epoch, order.joiner), kStoreWait));
   const uint64_t rss_before = rss_kib();
   const Clock::time_point start = Clock::now();
   TM_ASSIGN_OR_RETURN(bytes, worker::send_state(address, buffers_, order.step, *secret_, job_id_,
@@ -460,9 +652,17 @@ Status Worker::send_state(const Order& order, uint64_t& bytes) {
 
 Status Worker::receive_state(const Order& order, uint64_t& bytes) {
   if (!state_listener_) return error(TM_ERROR_PROTOCOL, "receive_state before promotion");
-  TM_ASSIGN_OR_RETURN(bytes, state_listener_->receive(buffers_, order.step, *secret_, job_id_,
-                                                      Deadline::after(std::chrono::seconds(60))));
+  set_receiving(true);
+  auto received = state_listener_->receive(buffers_, order.step, *secret_, job_id_,
+                                           Deadline::after(std::chrono::seconds(60)));
+  set_receiving(false);
+  TM_ASSIGN_OR_RETURN(bytes, std::move(received));
   return Status::Ok();
+}
+
+void Worker::set_receiving(bool receiving) {
+  std::lock_guard<std::mutex> lock(comms_mutex_);
+  receiving_ = receiving;
 }
 
 Status Worker::rollback(uint64_t at_most, uint64_t& step) {
@@ -480,10 +680,15 @@ Status Worker::switch_over(const Order& order) {
   if (kind_ == WorkerKind::kActive && !rolled_back_) TM_RETURN_IF_ERROR(restore(order.step));
   rolled_back_ = false;
   if (switch_mode_ == SwitchMode::kRebuild) return rebuild_comms(order.epoch);
-  for (const WorkerComm& c : comms_)
-    TM_RETURN_IF_ERROR(api_status(tm_comm_wait_prepared(c.comm), "tm_comm_wait_prepared"));
-  for (const WorkerComm& c : comms_)
-    TM_RETURN_IF_ERROR(api_status(tm_comm_switchover(c.comm, order.epoch), "tm_comm_switchover"));
+  // Groups of a registered parent switch with it (driven_by_parent).
+  for (const WorkerComm& c : comms_) {
+    if (!driven_by_parent(c, comms_))
+      TM_RETURN_IF_ERROR(api_status(tm_comm_wait_prepared(c.comm), "tm_comm_wait_prepared"));
+  }
+  for (const WorkerComm& c : comms_) {
+    if (!driven_by_parent(c, comms_))
+      TM_RETURN_IF_ERROR(api_status(tm_comm_switchover(c.comm, order.epoch), "tm_comm_switchover"));
+  }
   return Status::Ok();
 }
 
@@ -535,6 +740,15 @@ Status Worker::ack(const Order& order, const Status& result, uint64_t step, uint
   return client_->send(a);
 }
 
-std::string Worker::state_key(uint64_t epoch) const { return str_cat("trainmover/state/", epoch); }
+std::string Worker::state_key(uint64_t epoch, int slot) const {
+  return str_cat("trainmover/state/", epoch, "/", slot);
+}
+
+// The state rendezvous happens mid-job: it needs the store part that answers
+// at any time, and must not open PMIx (the communicator holds it).
+Result<std::unique_ptr<rendezvous::Store>> Worker::state_store() const {
+  TM_ASSIGN_OR_RETURN(auto spec, rendezvous::StoreSpec::parse(store_address_));
+  return rendezvous::open_any_time_store(spec, *secret_, job_id_, kStoreWait);
+}
 
 }  // namespace trainmover::worker

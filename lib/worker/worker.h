@@ -29,6 +29,7 @@
 #include "common/secret.h"
 #include "common/status.h"
 #include "control/control_client.h"
+#include "rendezvous/store.h"
 #include "trainmover/trainmover.h"
 #include "worker/state_link.h"
 
@@ -111,24 +112,45 @@ class Worker {
   // than the coordinator waits for the acks).
   void interrupt(const control::Order& order);
   void set_in_step(bool in_step);
+  // The coordinator is lost (ControlClientOptions::on_lost, on the client's
+  // thread): ends a step's collectives and a receive at once.
+  void abort_step(const Status& why);
+  void report_failures();
+  // `st`, or once the coordinator is lost, that: "lost the coordinator at
+  // HOST:PORT: why; stopping" (the rank must stop: no one else may publish
+  // views).
+  Status lost(Status st) const;
+  void set_receiving(bool receiving);
   Status ack(const control::Order& order, const Status& result, uint64_t step = 0,
              uint64_t bytes = 0);
-  std::string state_key(uint64_t epoch) const;
+  std::string state_key(uint64_t epoch, int slot) const;
+  Status offer(const control::Order& promote);
+  Status restart_joined_comms();
+  Status promoted_again(const control::Order& order);
+  Result<std::unique_ptr<rendezvous::Store>> state_store() const;
 
   WorkerKind kind_ = WorkerKind::kAlone;
   SwitchMode switch_mode_ = SwitchMode::kDelta;
+  Duration donor_delay_ = Duration::zero();  // TRAINMOVER_TEST_DONOR_DELAY
   int slot_ = -1;
   uint64_t job_id_ = 0;
   std::optional<JobSecret> secret_;
   std::string store_address_;
+  std::string state_host_;  // where a joiner listens for its state
   std::unique_ptr<control::ControlClient> client_;
   std::vector<StateBuffer> buffers_;
-  // Guards comms_ and in_step_, which the client's thread reads (interrupt).
+  // Guards comms_, in_step_ and receiving_, which the client's thread reads
+  // (interrupt).
   std::mutex comms_mutex_;
   std::vector<WorkerComm> comms_;
   // Between a boundary and the next boundary, recover() or finish(): the
   // program is running a step and its communicators are alive.
   bool in_step_ = false;
+  // A joiner inside receive_state(): state_listener_ may be cancelled.
+  bool receiving_ = false;
+  // A joiner whose communicators joined a round's epoch (offer()).
+  bool joined_ = false;
+  bool stopped_ = false;  // a stop order came: lost() keeps its reason
   RollbackFn rollback_ = nullptr;
   void* rollback_context_ = nullptr;
   // Step snapshots: the state at the last two boundaries (see above).
