@@ -57,6 +57,8 @@ Result<Rank> start_process(const LocalJobOptions& options, const Launch& launch,
                                           launch.secret_hex, launch.store_address},
                                          env),
                        options.capture_stdout};
+  request.die_with_parent = std::none_of(
+      env.begin(), env.end(), [](const auto& e) { return e.first == "TRAINMOVER_CONTROL"; });
   TM_ASSIGN_OR_RETURN(SpawnedChild child, spawn_child(request));
   Rank rank;
   rank.result.rank = index;

@@ -31,9 +31,10 @@ Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {
 
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp,
-                             int stdout_writer, int error_writer, pid_t parent) {
+                             int stdout_writer, int error_writer, pid_t parent,
+                             bool die_with_parent) {
   setpgid(0, 0);
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
   sigset_t none;
   sigemptyset(&none);
@@ -87,8 +88,8 @@ Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   if (pid < 0) return system_error("fork", errno);
   if (pid == 0) {
     exec_child(request.path.c_str(), argv.data(), envp.data(),
-               request.capture_stdout ? out_pipe.second.get() : -1, error_pipe.second.get(),
-               parent);
+               request.capture_stdout ? out_pipe.second.get() : -1, error_pipe.second.get(), parent,
+               request.die_with_parent);
   }
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   error_pipe.second.reset();

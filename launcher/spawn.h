@@ -3,8 +3,8 @@
 //
 // fork + exec rather than posix_spawn because the child must, before exec,
 // enter its own process group (so a rank and anything it starts can be
-// signalled as one) and ask to be SIGKILLed when its parent dies (so a
-// killed launcher leaves no orphan ranks). Exec failures are reported back
+// signalled as one) and, unless asked not to, be SIGKILLed when its parent
+// dies (so a killed launcher leaves no orphan ranks). Exec failures are reported back
 // through a close-on-exec pipe, so a missing program is an error here rather
 // than a mysterious exit status 127.
 #pragma once
@@ -25,6 +25,11 @@ struct SpawnRequest {
   std::vector<std::string> argv;  // argv[0] included
   std::vector<std::string> env;   // "NAME=value" entries, the complete environment
   bool capture_stdout = false;
+  // SIGKILL the child when its parent dies (PR_SET_PDEATHSIG). A rank with a
+  // control channel goes without: it notices the coordinator's loss itself,
+  // says so, and stops (ControlClient), as it must under Slurm, where the
+  // coordinator is not its parent.
+  bool die_with_parent = true;
 };
 
 struct SpawnedChild {

@@ -30,6 +30,7 @@
 #include "local_job.h"
 #include "restart_job.h"
 #include "runtime_job.h"
+#include "slurm_task_main.h"
 
 namespace {
 
@@ -147,6 +148,9 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime,
       .from_env("TRAINMOVER_QUIET")
       .operands(trainmover::cli::Operands::kProgram, "PROGRAM", options.argv)
       .epilog(
+          "Under Slurm, the SPANK plugin runs every task as\n"
+          "trainmover-launch --slurm-task (see trainmover-launch --slurm-task --help).\n"
+          "\n"
           "Exit status: 0 if the job finished (with --standby: every slot's last\n"
           "process exited 0); without --standby the status of the first rank that\n"
           "failed (128+N if killed by signal N); with --standby 3 if the\n"
@@ -216,6 +220,8 @@ int exit_status(const LocalJobResult& result) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (trainmover::launcher::is_slurm_task(argc, argv))
+    return trainmover::launcher::slurm_task_main(argc, argv);
   RuntimeJobOptions runtime;
   Policy policy;
   LocalJobOptions& options = runtime.job;

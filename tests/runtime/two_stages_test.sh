@@ -1,9 +1,10 @@
 #!/bin/sh
 # Two ranks of different pipeline stages die together: DP 2 x PP 2 with two
 # standbys, slot 0 (stage 0) and slot 3 (stage 1) killed with one kill -9 at
-# step 15 of 40. Both failures are recovered, one after the other (the second
-# waits in the queue), each from its stage's live DP replica, and the final
-# parameter hash equals a run's without the failure.
+# step 15 of 40. Both slots are replaced in one recovery and one epoch (the
+# second failure is folded into the recovery of the first), each from its
+# stage's live DP replica, and the final parameter hash equals a run's
+# without the failure.
 . "$(dirname "$0")/runtime_lib.sh"
 standbys=2
 start_job --standby-wait 1
@@ -11,6 +12,7 @@ wait_step 15
 kill -9 "$(slot_pid 0)" "$(slot_pid 3)"
 finish_job 0
 expect_eq "recoveries done" "$(count recovery_done)" 2
+expect_eq "switchovers to one epoch" "$(grep '"event":"switchover"' "$events" | sed 's/.*"epoch":\([0-9]*\).*/\1/' | sort -u | wc -l | tr -d ' ')" 1
 for slot in 0 3; do
   line=$(grep '"event":"recovery_done"' "$events" | grep "\"slot\":$slot[,}]") ||
     { echo "FAIL: slot $slot was not recovered" >&2; exit 1; }

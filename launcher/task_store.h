@@ -1,0 +1,28 @@
+// Which store a task's program wires up through under srun --trainmover:
+// the srun side's TCP store, or PMIx first when the task is a PMIx client
+// (srun --mpi=pmix), with the TCP store behind it for what PMIx cannot
+// serve (standbys taking a slot, later epochs, state transfer).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace trainmover::launcher {
+
+// TRAINMOVER_STORE for the program: "pmix,tcp://HOST:PORT" when `pmix` is
+// true and `tcp_store` (HOST:PORT or tcp://HOST:PORT, as the srun side
+// sets it) is not empty, else `tcp_store` unchanged.
+std::string task_store_spec(std::string_view tcp_store, bool pmix);
+
+// Whether the program should wire up through PMIx: this build has PMIx,
+// the task's environment names a PMIx server's client (PMIX_NAMESPACE and
+// PMIX_RANK, as srun --mpi=pmix sets them), the step has no standby task
+// (SLURM_STEP_NUM_TASKS, else SLURM_NTASKS, equals `nslots`) and
+// TRAINMOVER_PMIX_WIREUP is not "0". With standbys the first wire-up hung on
+// the test cluster (the standby's fence completed, the active ranks never
+// reached their first step: docs/slurm.md), so they keep the TCP store.
+// Only the environment is read: the launcher never becomes a PMIx client
+// itself (PMIx is process-wide and belongs to the program).
+bool pmix_wireup_wanted(int nslots);
+
+}  // namespace trainmover::launcher
