@@ -77,6 +77,7 @@ void tm_spank_config_defaults(struct tm_spank_config* config, const char* defaul
   memset(config, 0, sizeof *config);
   config->record_steps = 2;
   config->heartbeat_s = 1.0;
+  config->poll_s = 5.0;
   snprintf(config->launcher, sizeof config->launcher, "%s",
            default_launcher ? default_launcher : "trainmover-launch");
 }
@@ -91,6 +92,9 @@ enum setting {
   SET_EVENTS,
   SET_ENABLED,
   SET_LAUNCHER,
+  SET_SRUN_LIB,
+  SET_BIND,
+  SET_POLL,
   SET_UNKNOWN
 };
 static const struct {
@@ -98,10 +102,16 @@ static const struct {
   const char* key;
   enum setting setting;
 } settings[] = {
-    {"standby", "standby", SET_STANDBY},       {"record-steps", "record_steps", SET_RECORD_STEPS},
-    {"heartbeat", "heartbeat", SET_HEARTBEAT}, {"trace-dir", "trace_dir", SET_TRACE_DIR},
-    {"events", "events", SET_EVENTS},          {NULL, "enabled", SET_ENABLED},
+    {"standby", "standby", SET_STANDBY},
+    {"record-steps", "record_steps", SET_RECORD_STEPS},
+    {"heartbeat", "heartbeat", SET_HEARTBEAT},
+    {"trace-dir", "trace_dir", SET_TRACE_DIR},
+    {"events", "events", SET_EVENTS},
+    {NULL, "enabled", SET_ENABLED},
     {NULL, "launcher", SET_LAUNCHER},
+    {NULL, "srun_lib", SET_SRUN_LIB},
+    {NULL, "bind", SET_BIND},
+    {NULL, "poll", SET_POLL},
 };
 
 static enum setting find_setting(const char* name, int by_key) {
@@ -131,6 +141,14 @@ static int set_value(struct tm_spank_config* c, enum setting setting, const char
       return parse_flag(what, value, &c->enabled, err, errlen);
     case SET_LAUNCHER:
       return parse_path(what, value, c->launcher, sizeof c->launcher, err, errlen);
+    case SET_SRUN_LIB:
+      return parse_path(what, value, c->srun_lib, sizeof c->srun_lib, err, errlen);
+    case SET_BIND:
+      if (!value || *value == '\0') return fail(err, errlen, "%s: needs an address", what);
+      return parse_path(what, value, c->bind, sizeof c->bind, err, errlen);
+    case SET_POLL:
+      return parse_seconds(what, value, TM_SPANK_MIN_POLL_S, TM_SPANK_MAX_POLL_S, &c->poll_s, err,
+                           errlen);
     case SET_UNKNOWN:
       break;
   }
@@ -160,7 +178,7 @@ static int set_arg(struct tm_spank_config* config, const char* arg, char* err, s
   if (setting == SET_UNKNOWN)
     return fail(err, errlen,
                 "plugstack.conf key '%s' is unknown (known: enabled, standby, record_steps, "
-                "trace_dir, events, heartbeat, launcher)",
+                "trace_dir, events, heartbeat, launcher, srun_lib, bind, poll)",
                 key);
   char what[96];
   snprintf(what, sizeof what, "plugstack.conf %s", key);

@@ -25,6 +25,8 @@ extern "C" {
 #define TM_SPANK_MIN_HEARTBEAT_S 0.01
 #define TM_SPANK_MAX_HEARTBEAT_S 600.0
 #define TM_SPANK_PATH_MAX 4096
+#define TM_SPANK_MIN_POLL_S 0.05
+#define TM_SPANK_MAX_POLL_S 3600.0
 
 struct tm_spank_config {
   int enabled;                       /* --trainmover, or any other --trainmover-* option */
@@ -34,6 +36,9 @@ struct tm_spank_config {
   char trace_dir[TM_SPANK_PATH_MAX]; /* "" : the launcher's default */
   char events[TM_SPANK_PATH_MAX];    /* JSON-lines event log; "": none */
   char launcher[TM_SPANK_PATH_MAX];  /* trainmover-launch to run each task under */
+  char srun_lib[TM_SPANK_PATH_MAX];  /* libtrainmover-srun.so; "": the installed one */
+  char bind[64];                     /* address srun's coordinator listens on; "": by interface */
+  double poll_s;                     /* node-state poll interval in srun (drains, maint) */
 };
 
 /* Fills the built-in defaults (disabled, no standby, 2 recorded steps,
@@ -47,7 +52,8 @@ int tm_spank_config_set_option(struct tm_spank_config* config, const char* name,
                                char* err, size_t errlen);
 
 /* plugstack.conf arguments "key=value": enabled=0|1, standby=N,
- * record_steps=K, trace_dir=DIR, events=FILE, heartbeat=SEC, launcher=PATH.
+ * record_steps=K, trace_dir=DIR, events=FILE, heartbeat=SEC, launcher=PATH,
+ * srun_lib=PATH, bind=ADDRESS, poll=SEC.
  * An unknown key or a value out of range is an error naming it; parsing
  * stops at the first error. */
 int tm_spank_config_parse_args(struct tm_spank_config* config, int argc, char** argv, char* err,

@@ -14,12 +14,17 @@
 #include <slurm/spank.h>
 #include <stdio.h>
 
+#include "local_side.h"
 #include "spank_config.h"
+#include "task_side.h"
 
 SPANK_PLUGIN(trainmover, 1);
 
 #ifndef TM_DEFAULT_LAUNCHER
 #define TM_DEFAULT_LAUNCHER "trainmover-launch"
+#endif
+#ifndef TM_DEFAULT_SRUN_LIB
+#define TM_DEFAULT_SRUN_LIB "libtrainmover-srun.so"
 #endif
 
 static struct tm_spank_config config;
@@ -70,6 +75,7 @@ static int register_options(spank_t sp) {
 int slurm_spank_init(spank_t sp, int ac, char** av) {
   char err[256];
   tm_spank_config_defaults(&config, TM_DEFAULT_LAUNCHER);
+  snprintf(config.srun_lib, sizeof config.srun_lib, "%s", TM_DEFAULT_SRUN_LIB);
   if (tm_spank_config_parse_args(&config, ac, av, err, sizeof err) != 0) {
     slurm_error("trainmover: %s", err);
     return -1;
@@ -84,23 +90,38 @@ int slurm_spank_init(spank_t sp, int ac, char** av) {
   }
 }
 
-/* srun, once the step's nodes are known: refuse a step that the standbys
- * would leave without an active node. */
+/* srun, once the step's nodes are known: the coordinator for the step
+ * (local_side.h), or a refusal of a step it cannot serve. */
 int slurm_spank_local_user_init(spank_t sp, int ac, char** av) {
   (void)ac;
   (void)av;
   if (!config.enabled) return 0;
-  uint32_t nnodes = 0;
-  char err[256];
-  if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS) {
-    slurm_error("trainmover: cannot learn the step's node count");
-    return -1;
-  }
-  if (tm_spank_config_check_nodes(&config, nnodes, err, sizeof err) != 0) {
-    slurm_error("trainmover: %s", err);
-    return -1;
-  }
-  slurm_verbose("trainmover: %u nodes, %d standby, heartbeat %g s, %d recorded steps", nnodes,
-                config.standby, config.heartbeat_s, config.record_steps);
+  slurm_verbose("trainmover: %d standby, heartbeat %g s, %d recorded steps", config.standby,
+                config.heartbeat_s, config.record_steps);
+  return tm_local_start(sp, &config);
+}
+
+/* In slurmstepd, in the task just before it execs: the task runs under the
+ * launcher instead (task_side.h). */
+int slurm_spank_task_init(spank_t sp, int ac, char** av) {
+  (void)ac;
+  (void)av;
+  if (!config.enabled || !spank_remote(sp)) return 0;
+  return tm_task_init(sp, &config);
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char** av) {
+  (void)ac;
+  (void)av;
+  if (!config.enabled || !spank_remote(sp)) return 0;
+  return tm_task_exit(sp, &config);
+}
+
+/* srun, once the step ended: the coordinator goes with it. */
+int slurm_spank_exit(spank_t sp, int ac, char** av) {
+  (void)sp;
+  (void)ac;
+  (void)av;
+  if (spank_context() == S_CTX_LOCAL) tm_local_stop();
   return 0;
 }

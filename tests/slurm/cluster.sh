@@ -9,8 +9,9 @@
 #
 # Exit status: 0 started/stopped, 77 cannot run here (not root, Slurm or
 # munge missing, no unshare): the caller skips, 1 failed (logs named).
-# Ports are picked at random from 20000-59999 so that several clusters (plain
-# and distcheck runs) can run at once; ClusterName is unique per DIR.
+# Ports are picked at random below the ephemeral range (free_base_port) so
+# that several clusters (plain and distcheck runs) can run at once;
+# ClusterName is unique per DIR.
 set -euo pipefail
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -62,7 +63,7 @@ SchedulerType=sched/backfill
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/%n
+SlurmdSpoolDir=/tmp/spool
 SlurmctldPidFile=$dir/slurmctld.pid
 SlurmdPidFile=$dir/slurmd.%n.pid
 SlurmctldLogFile=$dir/slurmctld.log
@@ -73,14 +74,40 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe
 CONF
 }
 
+# Waits up to 30 s (by the clock: each sinfo may wait MessageTimeout when
+# slurmctld is gone) for NNODES idle nodes; fails at once, with the
+# controller's last log line, when slurmctld has exited.
 wait_nodes_idle() {
-  local dir=$1 nnodes=$2 i idle
-  for i in $(seq 150); do
-    idle=$(SLURM_CONF=$dir/slurm.conf sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle' || true)
+  local dir=$1 nnodes=$2 idle=0 deadline=$((SECONDS + 30)) pid
+  while [ $SECONDS -lt $deadline ]; do
+    pid=$(cat "$dir/slurmctld.pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      die "slurmctld exited: $(tail -n 1 "$dir/slurmctld.log" 2>/dev/null)"
+    fi
+    idle=$(SLURM_CONF=$dir/slurm.conf timeout 5 sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle' || true)
     [ "$idle" -ge "$nnodes" ] && return 0
     sleep 0.2
   done
   die "only $idle of $nnodes nodes idle after 30 s; see $dir/*.log"
+}
+
+# A base port whose NNODES+1 ports nothing listens on, below the kernel's
+# ephemeral range (a port in it may be any connection's local end: a
+# slurmctld once failed "Address already in use" on one). Several clusters
+# (plain and distcheck runs) may run at once, hence random.
+free_base_port() {
+  local nnodes=$1 low try base p busy
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  [ "$low" -gt 20100 ] || low=32768
+  for try in $(seq 50); do
+    base=$((20000 + RANDOM % ((low - 20000 - 100) / 100) * 100))
+    busy=no
+    for p in $(seq "$base" $((base + nnodes))); do
+      ss -Hltn "sport = :$p" 2>/dev/null | grep -q . && busy=yes
+    done
+    [ $busy = no ] && { echo "$base"; return 0; }
+  done
+  die "no free port range below $low after 50 tries"
 }
 
 start() {
@@ -93,13 +120,18 @@ start() {
   start_munge
   mkdir -p "$dir/state"
   chmod 0750 "$dir"
-  local base=$((20000 + RANDOM % 40000 / 100 * 100))
+  local base
+  base=$(free_base_port "$nnodes") || exit 1
   write_conf "$dir" "$nnodes" "$base"
   if [ -n "$plugstack" ]; then cp "$plugstack" "$dir/plugstack.conf"; else : >"$dir/plugstack.conf"; fi
   slurmctld -c -f "$dir/slurm.conf" || die "slurmctld did not start; see $dir/slurmctld.log"
   local n
   for n in $(seq "$nnodes"); do
-    mkdir -p "$dir/spool/n$n" "$dir/tmp/n$n"
+    # The spool lies in the node's own /tmp: Slurm's PMIx plugin binds Unix
+    # sockets there (stepd.slurm.pmix.JOB.STEP), and under a deep build
+    # folder (distcheck's) $dir/spool/nN made their path longer than the
+    # 108 bytes of sun_path: every task's launch failed.
+    mkdir -p "$dir/tmp/n$n/spool"
     chmod 1777 "$dir/tmp/n$n"
     unshare --mount --propagation private sh -c \
       "mount --bind '$dir/tmp/n$n' /tmp && exec slurmd -N n$n -f '$dir/slurm.conf'" ||
@@ -109,7 +141,17 @@ start() {
 }
 
 stop() {
-  local dir=$1 f pid
+  local dir=$1 f pid p node_procs=()
+  # Every process of each node (its mount namespace): a slurmstepd outlives
+  # its slurmd otherwise, and would hold on after the cluster is gone.
+  for f in "$dir"/slurmd.*.pid; do
+    [ -f "$f" ] || continue
+    pid=$(cat "$f" 2>/dev/null || true)
+    [ -n "$pid" ] && [ -e "/proc/$pid/ns/mnt" ] || continue
+    for p in /proc/[0-9]*; do
+      [[ $p/ns/mnt -ef /proc/$pid/ns/mnt ]] && [ "${p#/proc/}" != "$pid" ] && node_procs+=("${p#/proc/}")
+    done
+  done
   for f in "$dir"/slurmd.*.pid "$dir"/slurmctld.pid; do
     [ -f "$f" ] || continue
     pid=$(cat "$f" 2>/dev/null || true)
@@ -121,6 +163,7 @@ stop() {
     pid=$(cat "$f" 2>/dev/null || true)
     [ -n "$pid" ] && kill -9 "$pid" 2>/dev/null || true
   done
+  [ ${#node_procs[@]} -eq 0 ] || kill -9 "${node_procs[@]}" 2>/dev/null || true
   return 0
 }
 

@@ -14,10 +14,20 @@ tm_start_cluster() {
       exit 77
       ;;
   esac
+  # One cluster at a time per build (make check -j runs tests side by
+  # side): on 2 CPUs two clusters and their jobs starved each other's
+  # slurmd ("only 2 of 3 nodes idle after 30 s"). The lock is held on fd 9
+  # until the test exits.
+  exec 9>"$PWD/.slurm-cluster.lock"
+  if ! flock -w 600 9; then
+    echo "FAIL: another Slurm test held the cluster lock for 600 s" >&2
+    exit 1
+  fi
   dir=$(mktemp -d "$PWD/slurm-$1.XXXXXX")
   trap 'eval "${tm_on_exit:-}"; "$tm_cluster_sh" stop "$dir"; rm -rf "$dir"' EXIT
   local rc=0
-  "$tm_cluster_sh" start "$dir" "$2" ${3:+"$3"} || rc=$?
+  # Not to the daemons (munged outlives the test): they would hold the lock.
+  "$tm_cluster_sh" start "$dir" "$2" ${3:+"$3"} 9>&- || rc=$?
   [ $rc -eq 0 ] || exit $rc
   export SLURM_CONF=$dir/slurm.conf
 }

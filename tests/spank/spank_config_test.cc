@@ -32,6 +32,21 @@ TEST_F(Config, DefaultsAreOffWithOneSecondHeartbeat) {
   EXPECT_STREQ(config.launcher, "/opt/tm/bin/trainmover-launch");
 }
 
+TEST_F(Config, SrunSideKeysAreParsedAndBounded) {
+  EXPECT_DOUBLE_EQ(config.poll_s, 5.0);
+  ASSERT_EQ(args({"srun_lib=/opt/tm/lib/libtrainmover-srun.so", "bind=10.0.0.7", "poll=200ms"}), 0)
+      << err;
+  EXPECT_STREQ(config.srun_lib, "/opt/tm/lib/libtrainmover-srun.so");
+  EXPECT_STREQ(config.bind, "10.0.0.7");
+  EXPECT_DOUBLE_EQ(config.poll_s, 0.2);
+  EXPECT_EQ(config.enabled, 0);  // site settings alone do not turn the plugin on
+  ASSERT_NE(args({"poll=10ms"}), 0);
+  EXPECT_STREQ(err, "plugstack.conf poll: 10ms is out of range (0.05 s to 3600 s)");
+  EXPECT_DOUBLE_EQ(config.poll_s, 0.2);  // a refused value leaves the setting as it was
+  ASSERT_NE(args({"bind="}), 0);
+  EXPECT_STREQ(err, "plugstack.conf bind: needs an address");
+}
+
 TEST_F(Config, EveryOptionEnablesThePlugin) {
   for (auto [name, value] :
        std::vector<std::pair<const char*, const char*>>{{"", nullptr},

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# srun --mpi=pmix --trainmover. With no standby task the launcher gives its
+# trainer TRAINMOVER_STORE=pmix,tcp://<srun's store>: the first wire-up is
+# one PMIx fence (2 nodes), and the hash is that of a failure-free run over
+# the TCP store. With a standby task (3 nodes: 2 active, 1 standby) the
+# trainers keep srun's TCP store (a PMIx first wire-up with a standby hung:
+# docs/slurm.md); the trainer of slot 1 is SIGKILLed, the standby takes its
+# slot, and the hash is again that of the failure-free run. Skips (77)
+# without root, Slurm, PMIx or Slurm's pmix plugin.
+nodes=3 tm_name=pmixkill
+source "$(cd "$(dirname "$0")" && pwd)/trainmover_lib.sh"
+srun --mpi=list 2>&1 | grep -qw pmix || { echo "SKIP: Slurm has no pmix MPI plugin"; exit 77; }
+gpt_args=(--dp 2 --steps 60)
+reference "${gpt_args[@]}"
+
+env_of() { tr '\0' '\n' <"/proc/$1/environ" | sed -n "s/^$2=//p"; }
+
+step -N2 -n2 --mpi=pmix -- "${gpt_args[@]}" &
+srun_pid=$!
+wait_line "$err" "trainmover-gpt: step 5/" "pmix, no standby: the job never reached step 5"
+trainer=$(pid_of_slot 0)
+[ -n "$trainer" ] || fail "no pid for slot 0"
+pmix_store=$(env_of "$trainer" TRAINMOVER_STORE)
+case $pmix_store in pmix,tcp://*:[0-9]*) ;; *) fail "slot 0's trainer got TRAINMOVER_STORE='$pmix_store'" ;; esac
+[ -n "$(env_of "$trainer" PMIX_RANK)" ] || fail "slot 0's trainer is not a PMIx client (no PMIX_RANK)"
+status=0
+wait "$srun_pid" || status=$?
+[ "$status" -eq 0 ] || fail "pmix, no standby: srun exit status $status"
+[ "$(hash_of)" = "$ref_hash" ] || fail "pmix, no standby: hash $(hash_of), failure-free $ref_hash"
+
+step -N3 -n3 --mpi=pmix --trainmover-standby=1 -- "${gpt_args[@]}" &
+srun_pid=$!
+wait_line "$err" "trainmover-gpt: step 20/" "the job never reached step 20"
+victim=$(pid_of_slot 1)
+[ -n "$victim" ] || fail "no pid for slot 1"
+store=$(env_of "$victim" TRAINMOVER_STORE)
+case $store in pmix*) fail "with a standby, slot 1's trainer got TRAINMOVER_STORE='$store'" ;; esac
+kill -KILL "$victim"
+status=0
+wait "$srun_pid" || status=$?
+[ "$status" -eq 0 ] || fail "srun exit status $status"
+grep -q '"event":"recovery_done"' "$events" || fail "no recovery"
+[ "$(hash_of)" = "$ref_hash" ] || fail "hash $(hash_of), failure-free $ref_hash"
+echo "pmix, no standby: first wire-up through PMIx ($pmix_store), hash $ref_hash;" \
+  "pmix with a standby: TCP store ($store), slot 1 killed and recovered (downtime" \
+  "$(field recovery_done downtime_s) s), hash $ref_hash as without failure"
