@@ -1,5 +1,6 @@
 // trainmover-bench: measures TrainMover's collectives against peers on this
-// host. A subcommand dispatcher: `allreduce`, `switch`, `record` and `recovery`;
+// host. A subcommand dispatcher: `allreduce`, `switch`, `record`, `recovery` and
+// `slurm-recovery`;
 // `worker`, `switch-worker` and `record-worker` are the hidden modes in which
 // the benchmark re-executes itself as the processes of a measured job.
 #include <cstdio>
@@ -10,6 +11,7 @@
 #include "record_cmd.h"
 #include "record_worker.h"
 #include "recovery_cmd.h"
+#include "slurm_recovery_cmd.h"
 #include "switch_cmd.h"
 #include "switch_worker.h"
 #include "worker.h"
@@ -33,6 +35,8 @@ constexpr Subcommand kSubcommands[] = {
      trainmover::bench::record_main},
     {"recovery", "the example job loses a rank: trainmover vs stop-restart vs cold standby",
      trainmover::bench::recovery_main},
+    {"slurm-recovery", "the example job under srun loses a task or a node: trainmover vs Slurm",
+     trainmover::bench::slurm_recovery_main},
     {"worker", nullptr, trainmover::bench::worker_main},
     {"switch-worker", nullptr, trainmover::bench::switch_worker_main},
     {"record-worker", nullptr, trainmover::bench::record_worker_main},
@@ -43,7 +47,7 @@ void print_help() {
       "Usage: trainmover-bench SUBCOMMAND [OPTIONS]\n"
       "Benchmark TrainMover's collectives against other libraries on this host.\n\nSubcommands:\n");
   for (const auto& sub : kSubcommands) {
-    if (sub.summary != nullptr) std::printf("  %-12s %s\n", sub.name, sub.summary);
+    if (sub.summary != nullptr) std::printf("  %-15s %s\n", sub.name, sub.summary);
   }
   std::printf("\n'trainmover-bench SUBCOMMAND --help' describes a subcommand's options.\n");
 }

@@ -22,21 +22,10 @@
 #include "common/median.h"
 #include "common/parse.h"
 #include "common/unique_fd.h"
+#include "run_io.h"
 
 namespace trainmover::bench {
 namespace {
-
-// Wall-clock seconds (the event log's "time" is Unix time too).
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // /proc/PID/stat after the command's closing parenthesis: field 3 on.
 std::vector<std::string> stat_fields(pid_t pid) {
@@ -100,35 +89,6 @@ Result<pid_t> find_slot(pid_t launcher, int slot) {
   return error(TM_ERROR_NOT_FOUND, "no process of the job serves slot ", slot);
 }
 
-struct Launched {
-  pid_t pid = -1;
-  UniqueFd out;  // its stdout and stderr, non-blocking
-};
-
-// Starts the launcher in its own process group, stdout and stderr on one pipe.
-Result<Launched> launch(const std::vector<std::string>& argv) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return system_error("pipe2", errno);
-  UniqueFd read_end(fds[0]), write_end(fds[1]);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) return system_error("fork", errno);
-  if (pid == 0) {
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    dup2(write_end.get(), 1);
-    dup2(write_end.get(), 2);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  setpgid(pid, pid);
-  write_end.reset();
-  if (fcntl(read_end.get(), F_SETFL, O_NONBLOCK) != 0) return system_error("fcntl", errno);
-  return Launched{pid, std::move(read_end)};
-}
-
 // What the run's output said, line by line as it arrived.
 struct Watch {
   Watch(const RecoveryPlan& p, pid_t l) : plan(p), launcher(l) {}
@@ -189,52 +149,11 @@ void Watch::line(const std::string& text, double now) {
 
 // Reads the launcher's output until it exits; returns its wait status.
 Result<int> watch_run(Launched& run, Watch& watch, Deadline deadline) {
-  std::string partial;
-  char buffer[65536];
-  while (run.out.valid()) {
-    if (deadline.expired())
-      return error(TM_ERROR_TIMEOUT, "the run took longer than ", watch.plan.timeout_s, " s");
-    pollfd p{run.out.get(), POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    ssize_t n = read(run.out.get(), buffer, sizeof buffer);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n <= 0) break;
-    const double now = unix_now();
-    partial.append(buffer, static_cast<size_t>(n));
-    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
-      watch.line(partial.substr(0, nl), now);
-      partial.erase(0, nl + 1);
-    }
-    if (!watch.failure.ok()) return watch.failure;
-  }
-  int status = 0;
-  while (waitpid(run.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  run.pid = -1;
-  return status;
-}
-
-// The first event named `name` (and, when given, with restart == `restart`).
-std::optional<Json> find_event(const std::vector<Json>& events, const std::string& name,
-                               int restart = -1) {
-  for (const Json& e : events) {
-    if (e.value("event", std::string()) != name) continue;
-    if (restart >= 0 && e.value("restart", -1) != restart) continue;
-    return e;
-  }
-  return std::nullopt;
-}
-
-Result<std::vector<Json>> read_events(const std::string& path) {
-  std::vector<Json> events;
-  std::ifstream in(path);
-  if (!in) return error(TM_ERROR_NOT_FOUND, "no event log at ", path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty()) continue;
-    TM_ASSIGN_OR_RETURN(Json e, parse_json_object(line));
-    events.push_back(std::move(e));
-  }
-  return events;
+  return read_lines_until_exit(run, deadline, watch.plan.timeout_s,
+                               [&watch](const std::string& line, double now) {
+                                 watch.line(line, now);
+                                 return watch.failure;
+                               });
 }
 
 Status fill_breakdown(const RecoveryPlan& plan, const std::vector<Json>& events, const Watch& watch,
