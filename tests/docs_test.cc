@@ -129,11 +129,13 @@ TEST_P(OptionsInManPage, HelpAndManPageListTheSameOptions) {
 INSTANTIATE_TEST_SUITE_P(
     Docs, OptionsInManPage,
     ::testing::Values(
-        ManPageCase{"trainmover-launch.1", {"launcher/trainmover-launch"}},
-        ManPageCase{"trainmover-bench.1",
-                    {"tools/bench/trainmover-bench allreduce",
-                     "tools/bench/trainmover-bench switch", "tools/bench/trainmover-bench record",
-                     "tools/bench/trainmover-bench recovery"}},
+        ManPageCase{"trainmover-launch.1",
+                    {"launcher/trainmover-launch", "launcher/trainmover-launch --slurm-task"}},
+        ManPageCase{
+            "trainmover-bench.1",
+            {"tools/bench/trainmover-bench allreduce", "tools/bench/trainmover-bench switch",
+             "tools/bench/trainmover-bench record", "tools/bench/trainmover-bench recovery",
+             "tools/bench/trainmover-bench slurm-recovery"}},
         ManPageCase{"trainmover-sim.1", {"tools/sim/trainmover-sim"}},
         ManPageCase{"trainmover-gpt.1", {"examples/gpt/trainmover-gpt"}},
         ManPageCase{"trainmover-ctl.1", {"tools/ctl/trainmover-ctl"}},
