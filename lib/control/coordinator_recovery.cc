@@ -11,34 +11,6 @@ namespace trainmover::control {
 
 using nlohmann::json;
 
-const char* recovery_state_name(RecoveryState state) {
-  switch (state) {
-    case RecoveryState::kChooseJoiner:
-      return "choose_joiner";
-    case RecoveryState::kWaitStandby:
-      return "wait_standby";
-    case RecoveryState::kPromote:
-      return "promote";
-    case RecoveryState::kDrain:
-      return "drain";
-    case RecoveryState::kPrepare:
-      return "prepare";
-    case RecoveryState::kTransfer:
-      return "transfer";
-    case RecoveryState::kRollback:
-      return "rollback";
-    case RecoveryState::kSwitch:
-      return "switch";
-    case RecoveryState::kFirstStep:
-      return "first_step";
-    case RecoveryState::kDone:
-      return "done";
-    case RecoveryState::kAbandoned:
-      return "abandoned";
-  }
-  return "unknown";
-}
-
 namespace {
 const char* cause_name(RecoveryCause cause) {
   return cause == RecoveryCause::kMigration ? "migration" : "failure";
@@ -66,37 +38,6 @@ Seat new_seat(int slot, Clock::time_point failed_at, Clock::time_point detected_
   return seat;
 }
 }  // namespace
-
-const Seat* Recovery::seat_of_slot(int slot) const {
-  for (const Seat& s : seats) {
-    if (s.slot == slot) return &s;
-  }
-  return nullptr;
-}
-
-Seat* Recovery::seat_of_slot(int slot) {
-  return const_cast<Seat*>(std::as_const(*this).seat_of_slot(slot));
-}
-
-Seat* Recovery::seat_of_joiner(int standby) {
-  for (Seat& s : seats) {
-    if (standby >= 0 && s.joiner == standby) return &s;
-  }
-  return nullptr;
-}
-
-Seat* Recovery::seat_of_donor(int slot) {
-  for (Seat& s : seats) {
-    if (slot >= 0 && s.donor == slot && s.send_error.empty()) return &s;
-  }
-  return nullptr;
-}
-
-std::vector<int> Recovery::slots() const {
-  std::vector<int> out;
-  for (const Seat& s : seats) out.push_back(s.slot);
-  return out;
-}
 
 void Coordinator::Impl::enqueue_recovery(PendingRecovery pending) {
   if (stopped_reason()) return;
