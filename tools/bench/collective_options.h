@@ -1,5 +1,6 @@
-// Command line of `trainmover-bench allreduce` and the per-size plan derived
-// from it.
+// Command line of `trainmover-bench allreduce`, `reduce_scatter`,
+// `allgather` and `broadcast` (one set of options; the subcommand names the
+// collective) and the per-size plan derived from it.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "collective.h"
 #include "common/status.h"
 
 namespace trainmover::bench {
@@ -16,7 +18,8 @@ inline constexpr const char* kImplTrainmover = "trainmover";
 inline constexpr const char* kImplGloo = "gloo";
 inline constexpr const char* kImplOpenmpiTcp = "openmpi-tcp";
 
-struct AllreduceOptions {
+struct CollectiveOptions {
+  Collective op = Collective::kAllreduce;
   int nranks = 4;
   std::vector<uint64_t> bytes = {4096, 65536, 1 << 20, 16 << 20, 64 << 20};
   int iters = 20;
@@ -38,17 +41,18 @@ struct SizePlan {
 };
 
 // Outcome of parsing: run, or exit with `exit_code` (0 after --help).
-struct ParsedAllreduce {
-  AllreduceOptions options;
+struct ParsedCollective {
+  CollectiveOptions options;
   bool exit_now = false;
   int exit_code = 0;
 };
 
-// Parses argv after the subcommand name (argv[0] is "allreduce"). Errors are
-// printed on stderr, naming the argument; they give exit_code 2.
-ParsedAllreduce parse_allreduce_options(int argc, char** argv);
+// Parses argv from the subcommand on (argv[0] is the collective's name, as
+// collective_name() spells it). Errors are printed on stderr, naming the
+// argument; they give exit_code 2.
+ParsedCollective parse_collective_options(int argc, char** argv);
 
-std::vector<SizePlan> plan_sizes(const AllreduceOptions& options);
+std::vector<SizePlan> plan_sizes(const CollectiveOptions& options);
 
 // The plan on a worker's command line: "bytes:iters:warmup,...".
 std::string format_plan(const std::vector<SizePlan>& plans);

@@ -1,4 +1,4 @@
-#include "allreduce_cmd.h"
+#include "collective_cmd.h"
 
 #include <cstdio>
 #include <set>
@@ -10,7 +10,7 @@
 namespace trainmover::bench {
 namespace {
 
-JobOutcome run_one(const std::string& impl, const AllreduceOptions& options,
+JobOutcome run_one(const std::string& impl, const CollectiveOptions& options,
                    const std::vector<SizePlan>& plan) {
   if (impl == kImplOpenmpiTcp) return run_mpi_job(options, plan);
   return run_worker_job(impl, options, plan);
@@ -25,12 +25,12 @@ void note_failure(const std::string& impl, const JobFailure& failure) {
 
 }  // namespace
 
-int allreduce_main(int argc, char** argv) {
-  ParsedAllreduce parsed = parse_allreduce_options(argc, argv);
+int collective_main(int argc, char** argv) {
+  ParsedCollective parsed = parse_collective_options(argc, argv);
   if (parsed.exit_now) return parsed.exit_code;
-  const AllreduceOptions& options = parsed.options;
+  const CollectiveOptions& options = parsed.options;
   std::vector<SizePlan> plan = plan_sizes(options);
-  AllreduceReport report(options, plan);
+  CollectiveReport report(options, plan);
   std::set<std::string> dropped;
   bool trainmover_failed = false;
   // Interleaved: every impl once per round, so a noisy period hits all alike.

@@ -1,7 +1,9 @@
-#include "allreduce_options.h"
+#include "collective_options.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "cli/command_line.h"
 #include "common/json.h"
@@ -28,11 +30,14 @@ Status parse_sizes(std::string_view text, std::vector<uint64_t>& out) {
 }
 
 // The one description of the options: it parses them into `o` and prints --help.
-cli::CommandLine allreduce_command_line(AllreduceOptions& o) {
+cli::CommandLine collective_command_line(CollectiveOptions& o) {
+  const std::string name = collective_name(o.op);
   cli::CommandLine command_line(
-      "trainmover-bench allreduce", "trainmover-bench allreduce [OPTIONS]",
-      "Measure float32 sum allreduce of N local ranks over TCP loopback, for\n"
-      "trainmover and the peers built in (gloo, openmpi-tcp), interleaved.\n");
+      "trainmover-bench " + name, "trainmover-bench " + name + " [OPTIONS]",
+      "Measure float32 " + name + (o.op == Collective::kBroadcast ? " from slot 0" : "") +
+          (o.op == Collective::kAllgather || o.op == Collective::kBroadcast ? "" : " (sum)") +
+          " of N local ranks over TCP loopback, for\n"
+          "trainmover and the peers built in (gloo, openmpi-tcp), interleaved.\n");
   command_line.integer("nranks,n", "N", 1, 64, o.nranks, "ranks, 1..64 (default 4)")
       .custom(
           "bytes,b", "B[,B...]", [&o](std::string_view text) { return parse_sizes(text, o.bytes); },
@@ -51,23 +56,46 @@ cli::CommandLine allreduce_command_line(AllreduceOptions& o) {
                 "limit for one job: one impl, one round, all sizes (default 600)")
       .flag("json", o.json, "one JSON object per line instead of a table")
       .epilog(
+          "B is the larger buffer of a call, as in nccl-tests: the input of\n"
+          "reduce_scatter, the output of allgather; each rank's block is B/4/N floats.\n"
           "time = max over ranks of the time of the timed iterations / iterations;\n"
-          "busbw = bytes * 2(N-1)/N / time, in GB/s (1e9 bytes/s), as nccl-tests.\n");
+          "busbw = B * F / time, in GB/s (1e9 bytes/s), as nccl-tests, with F =\n"
+          "2(N-1)/N for allreduce, (N-1)/N for reduce_scatter and allgather, 1 for\n"
+          "broadcast.\n");
   return command_line;
+}
+
+// Sizes too small for one element per rank's block (reduce_scatter, allgather).
+std::optional<std::string> size_too_small(const CollectiveOptions& o) {
+  const uint64_t least = collective_min_bytes(o.op, o.nranks);
+  for (uint64_t b : o.bytes) {
+    if (b < least) {
+      return str_cat("--bytes ", b, " is too small for ", collective_name(o.op), " of ", o.nranks,
+                     " ranks: at least ", least, " (one float per rank)");
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-ParsedAllreduce parse_allreduce_options(int argc, char** argv) {
-  ParsedAllreduce parsed;
-  if (auto exit_code = allreduce_command_line(parsed.options).parse(argc, argv)) {
+ParsedCollective parse_collective_options(int argc, char** argv) {
+  ParsedCollective parsed;
+  CollectiveOptions& o = parsed.options;
+  if (argc > 0) o.op = collective_named(argv[0]).value_or(Collective::kAllreduce);
+  cli::CommandLine command_line = collective_command_line(o);
+  std::optional<int> exit_code = command_line.parse(argc, argv);
+  if (!exit_code) {
+    if (auto why = size_too_small(o)) exit_code = command_line.usage_error(*why);
+  }
+  if (exit_code) {
     parsed.exit_now = true;
     parsed.exit_code = *exit_code;
   }
   return parsed;
 }
 
-std::vector<SizePlan> plan_sizes(const AllreduceOptions& options) {
+std::vector<SizePlan> plan_sizes(const CollectiveOptions& options) {
   std::vector<SizePlan> plans;
   for (uint64_t b : options.bytes) {
     SizePlan p;
