@@ -3,6 +3,8 @@
 // does with each received message.
 //
 // Buffers are split into nslots chunks; chunk c ends up reduced at slot c.
+// Chunks are consecutive and in slot order; each holds count / nslots
+// elements, and the first count % nslots chunks one more.
 // The chunk is walked in rounds of one segment: in each round every step of
 // the ring (nslots-1 reduce-scatter steps, then nslots-1 allgather steps)
 // moves one segment, and rounds follow each other through the pipeline.

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "comm/datatype.h"
-#include "comm/ring_plan.h"
 
 namespace trainmover::testing {
 namespace {
@@ -197,16 +196,31 @@ Bytes make_input(tm_datatype_t type, tm_redop_t op, int slot, size_t count, uint
   return out;
 }
 
+namespace {
+
+// The chunk of each element, from the rule documented in comm/ring_plan.h
+// alone (consecutive chunks in slot order, the first count % nslots of them
+// one element longer), written without the library's chunk arithmetic so
+// that a bug there cannot hide in the reference too.
+std::vector<int> chunk_of_elements(size_t count, int nslots) {
+  std::vector<int> chunk_of;
+  chunk_of.reserve(count);
+  const size_t n = static_cast<size_t>(nslots);
+  for (size_t c = 0; c < n; ++c) {
+    size_t length = count / n + (c < count % n ? 1 : 0);
+    chunk_of.insert(chunk_of.end(), length, static_cast<int>(c));
+  }
+  return chunk_of;
+}
+
+}  // namespace
+
 Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
                           uint64_t salt) {
   std::vector<Bytes> inputs = all_inputs(type, op, nslots, count, salt);
+  std::vector<int> chunk_of = chunk_of_elements(count, nslots);
   Bytes out(count * datatype_size(type));
-  for (int c = 0; c < nslots; ++c) {
-    size_t begin = chunk_begin(count, nslots, c);
-    for (size_t i = begin; i < begin + chunk_size(count, nslots, c); ++i) {
-      put(out, i, reduce_element(inputs, type, op, c, i));
-    }
-  }
+  for (size_t i = 0; i < count; ++i) put(out, i, reduce_element(inputs, type, op, chunk_of[i], i));
   return out;
 }
 
