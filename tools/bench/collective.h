@@ -48,8 +48,8 @@ inline std::optional<Collective> collective_named(std::string_view name) {
 
 // Element counts of one call of `c` over `nranks` ranks for a size of `bytes`.
 struct CollectiveShape {
-  size_t send_count = 0;  // elements of the input
-  size_t recv_count = 0;  // elements of the output
+  size_t send_count = 0;   // elements of the input
+  size_t recv_count = 0;   // elements of the output
   size_t moved_bytes = 0;  // what busbw is computed from: the larger buffer actually used
 };
 

@@ -1,11 +1,18 @@
-// The gloo side of the benchmark: gloo::AllreduceRingChunked<float> over
-// gloo's TCP transport on 127.0.0.1. gloo reduces in place.
+// The gloo side of the benchmark, over gloo's TCP transport on 127.0.0.1:
+// AllreduceRingChunked, ReduceScatterHalvingDoubling (its result lands at
+// the start of each rank's buffer), AllgatherRing and BroadcastOneToAll.
+// Every one but allgather works in place.
+#include <gloo/allgather_ring.h>
 #include <gloo/allreduce_ring_chunked.h>
 #include <gloo/barrier_all_to_all.h>
+#include <gloo/broadcast_one_to_all.h>
+#include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "comm/config.h"
@@ -16,6 +23,8 @@
 
 namespace trainmover::bench {
 namespace {
+
+using Context = std::shared_ptr<gloo::rendezvous::Context>;
 
 std::shared_ptr<gloo::rendezvous::Context> connect_gloo(const CommConfig& config,
                                                         rendezvous::Store& store) {
@@ -29,32 +38,57 @@ std::shared_ptr<gloo::rendezvous::Context> connect_gloo(const CommConfig& config
   return context;
 }
 
-double time_size(const std::shared_ptr<gloo::rendezvous::Context>& context, const SizePlan& p,
-                 std::vector<float>& data) {
-  const int count = static_cast<int>(p.bytes / sizeof(float));
-  gloo::AllreduceRingChunked<float> allreduce(context, {data.data()}, count);
-  for (int i = 0; i < p.warmup; ++i) allreduce.run();
-  gloo::BarrierAllToAll(context).run();
-  auto start = Clock::now();
-  for (int i = 0; i < p.iters; ++i) allreduce.run();
-  return to_seconds(Clock::now() - start);
+// A rank's buffers for one size: `data` is the input (and the output of the
+// in-place algorithms), `out` the output of allgather.
+struct GlooBuffers {
+  std::vector<float> data;
+  std::vector<float> out;
+};
+
+std::unique_ptr<gloo::Algorithm> make_algorithm(const Context& context, Collective op,
+                                                const CollectiveShape& shape, GlooBuffers& b) {
+  const int n = context->size;
+  switch (op) {
+    case Collective::kAllreduce:
+      return std::make_unique<gloo::AllreduceRingChunked<float>>(
+          context, std::vector<float*>{b.data.data()}, static_cast<int>(shape.send_count));
+    case Collective::kReduceScatter:
+      return std::make_unique<gloo::ReduceScatterHalvingDoubling<float>>(
+          context, std::vector<float*>{b.data.data()}, static_cast<int>(shape.send_count),
+          std::vector<int>(static_cast<size_t>(n), static_cast<int>(shape.recv_count)));
+    case Collective::kAllgather:
+      return std::make_unique<gloo::AllgatherRing<float>>(
+          context, std::vector<const float*>{b.data.data()}, b.out.data(),
+          static_cast<int>(shape.send_count));
+    case Collective::kBroadcast:
+      return std::make_unique<gloo::BroadcastOneToAll<float>>(
+          context, std::vector<float*>{b.data.data()}, shape.send_count, 0);
+  }
+  return nullptr;
 }
 
-// Checks one allreduce, then measures on zeros (in place, repeated sums of
-// other values would grow without bound).
-Result<double> measure_size(const std::shared_ptr<gloo::rendezvous::Context>& context,
-                            const SizePlan& p) {
-  const size_t count = p.bytes / sizeof(float);
-  std::vector<float> data(count, static_cast<float>(context->rank + 1));
-  gloo::AllreduceRingChunked<float>(context, {data.data()}, static_cast<int>(count)).run();
-  TM_RETURN_IF_ERROR(check_sum(data.data(), count, context->size));
-  std::fill(data.begin(), data.end(), 0.0f);
-  return time_size(context, p, data);
+// Checks one call, then measures. The in-place reductions are measured on
+// zeros: repeated sums of other values would grow without bound.
+Result<double> measure_size(const Context& context, Collective op, const SizePlan& p) {
+  const CollectiveShape shape = collective_shape(op, p.bytes, context->size);
+  GlooBuffers b{std::vector<float>(shape.send_count, static_cast<float>(context->rank + 1)),
+                std::vector<float>(op == Collective::kAllgather ? shape.recv_count : 0)};
+  auto algorithm = make_algorithm(context, op, shape, b);
+  algorithm->run();
+  const float* out = op == Collective::kAllgather ? b.out.data() : b.data.data();
+  TM_RETURN_IF_ERROR(check_output(op, out, shape.recv_count, context->size));
+  if (op == Collective::kAllreduce || op == Collective::kReduceScatter)
+    std::fill(b.data.begin(), b.data.end(), 0.0f);
+  for (int i = 0; i < p.warmup; ++i) algorithm->run();
+  gloo::BarrierAllToAll(context).run();
+  auto start = Clock::now();
+  for (int i = 0; i < p.iters; ++i) algorithm->run();
+  return to_seconds(Clock::now() - start);
 }
 
 }  // namespace
 
-Result<Timings> run_gloo_allreduce(const std::vector<SizePlan>& plan) {
+Result<Timings> run_gloo_collective(Collective op, const std::vector<SizePlan>& plan) {
   tm_config_t c_config{};
   TM_RETURN_IF_ERROR(init_config(c_config));
   TM_ASSIGN_OR_RETURN(CommConfig config, CommConfig::from_c(c_config));
@@ -66,7 +100,7 @@ Result<Timings> run_gloo_allreduce(const std::vector<SizePlan>& plan) {
     auto context = connect_gloo(config, *store);
     Timings timings;
     for (const SizePlan& p : plan) {
-      TM_ASSIGN_OR_RETURN(double elapsed, measure_size(context, p));
+      TM_ASSIGN_OR_RETURN(double elapsed, measure_size(context, op, p));
       timings.push_back(elapsed);
     }
     return timings;

@@ -114,7 +114,7 @@ Result<IterationTimes> times_from_outputs(const std::vector<std::string>& output
   return times;
 }
 
-JobOutcome run_worker_job(const std::string& impl, const AllreduceOptions& options,
+JobOutcome run_worker_job(const std::string& impl, const CollectiveOptions& options,
                           const std::vector<SizePlan>& plan) {
 #ifndef HAVE_GLOO
   if (impl == kImplGloo) return failed(error(TM_ERROR_UNSUPPORTED, "gloo is not built in"), true);
@@ -122,14 +122,15 @@ JobOutcome run_worker_job(const std::string& impl, const AllreduceOptions& optio
   auto self = self_executable();
   if (!self.ok()) return failed(self.status(), true);
   LocalJobOptions job;
-  job.argv = {self.value(), "worker", "--impl", impl, "--plan", format_plan(plan)};
+  job.argv = {self.value(), "worker",         "--impl", impl, "--op", collective_name(options.op),
+              "--plan",     format_plan(plan)};
   job.nprocs = options.nranks;
   job.timeout = seconds(options.job_timeout_s);
   job.capture_stdout = true;
   return run_job(job, plan, "elapsed_s");
 }
 
-JobOutcome run_mpi_job(const AllreduceOptions& options, const std::vector<SizePlan>& plan) {
+JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizePlan>& plan) {
 #ifndef HAVE_MPI
   (void)options;
   (void)plan;
@@ -158,6 +159,7 @@ JobOutcome run_mpi_job(const AllreduceOptions& options, const std::vector<SizePl
               "oob_tcp_if_include",
               "lo",
               program.value(),
+              collective_name(options.op),
               format_plan_json(plan)};
   job.nprocs = 1;  // mpirun starts the ranks
   job.timeout = seconds(options.job_timeout_s);

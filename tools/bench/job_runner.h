@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "allreduce_options.h"
+#include "collective_options.h"
 #include "common/status.h"
 
 namespace trainmover::bench {
@@ -30,10 +30,10 @@ struct JobOutcome {
 };
 
 // trainmover and gloo: N ranks of this very binary in worker mode.
-JobOutcome run_worker_job(const std::string& impl, const AllreduceOptions& options,
+JobOutcome run_worker_job(const std::string& impl, const CollectiveOptions& options,
                           const std::vector<SizePlan>& plan);
 // openmpi-tcp: mpirun of trainmover-bench-mpi.
-JobOutcome run_mpi_job(const AllreduceOptions& options, const std::vector<SizePlan>& plan);
+JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizePlan>& plan);
 
 // Parses rank outputs ({"bytes","iters",key} lines) into times per size.
 Result<IterationTimes> times_from_outputs(const std::vector<std::string>& outputs,

@@ -1,13 +1,13 @@
 // trainmover-bench: measures TrainMover's collectives against peers on this
-// host. A subcommand dispatcher: `allreduce`, `switch`, `record`, `recovery` and
-// `slurm-recovery`;
+// host. A subcommand dispatcher: `allreduce`, `reduce_scatter`, `allgather`,
+// `broadcast`, `switch`, `record`, `recovery` and `slurm-recovery`;
 // `worker`, `switch-worker` and `record-worker` are the hidden modes in which
 // the benchmark re-executes itself as the processes of a measured job.
 #include <cstdio>
 #include <cstring>
 #include <string_view>
 
-#include "allreduce_cmd.h"
+#include "collective_cmd.h"
 #include "record_cmd.h"
 #include "record_worker.h"
 #include "recovery_cmd.h"
@@ -28,7 +28,13 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"allreduce", "float32 sum allreduce: trainmover vs gloo vs openmpi-tcp",
-     trainmover::bench::allreduce_main},
+     trainmover::bench::collective_main},
+    {"reduce_scatter", "float32 sum reduce_scatter: trainmover vs gloo vs openmpi-tcp",
+     trainmover::bench::collective_main},
+    {"allgather", "float32 allgather: trainmover vs gloo vs openmpi-tcp",
+     trainmover::bench::collective_main},
+    {"broadcast", "float32 broadcast from slot 0: trainmover vs gloo vs openmpi-tcp",
+     trainmover::bench::collective_main},
     {"switch", "replace one process by a standby: delta switch vs full rebuild",
      trainmover::bench::switch_main},
     {"record", "cost of recording collectives for standbys, speed of replaying them",

@@ -1,21 +1,25 @@
 /*
- * trainmover-bench-mpi: the OpenMPI peer of `trainmover-bench allreduce`.
- * Run by the benchmark under mpirun with pml ob1 and btl tcp,self, as
+ * trainmover-bench-mpi: the OpenMPI peer of `trainmover-bench allreduce`,
+ * `reduce_scatter`, `allgather` and `broadcast`. Run by the benchmark under
+ * mpirun with pml ob1 and btl tcp,self, as
  *
- *   trainmover-bench-mpi '[[BYTES,ITERS,WARMUP],...]'
+ *   trainmover-bench-mpi OP '[[BYTES,ITERS,WARMUP],...]'
  *
  * Rank 0 prints a header line naming the PML and BTL selection OpenMPI was
  * given (read back through MPI_T, so the caller can check its "openmpi-tcp"
  * label), then per size {"bytes":B,"iters":K,"elapsed_max_s":T}: T is the
- * maximum over ranks of the time of K MPI_Allreduce (float, sum) after a
- * barrier. The result of one allreduce is checked first. Lines are written
- * with nlohmann-json, as every JSON of the tools (common/json.h).
+ * maximum over ranks of the time of K calls (MPI_Allreduce,
+ * MPI_Reduce_scatter_block, MPI_Allgather or MPI_Bcast from rank 0; float,
+ * sum) after a barrier. Buffers, inputs and the expected results are those
+ * of collective.h; the result of one call is checked first. Lines are
+ * written with nlohmann-json, as every JSON of the tools (common/json.h).
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
 #include "common/json.h"
 
 #define MAX_SIZES 64
@@ -79,31 +83,45 @@ static void print_transport(void) {
   printf("%s\n", trainmover::json_line(line).c_str());
 }
 
-/* Returns 0 when every element is the sum of (rank + 1) over all ranks. */
-static int check_sum(const float* data, long long count, int nranks) {
-  const float expected = (float)nranks * (float)(nranks + 1) / 2.0f;
-  for (long long i = 0; i < count; ++i) {
-    if (data[i] != expected) {
-      fprintf(stderr, "trainmover-bench-mpi: wrong result at %lld: %g instead of %g\n", i,
-              (double)data[i], (double)expected);
-      return 1;
-    }
+using trainmover::bench::Collective;
+
+/* One call of `op`; `send` is also the buffer of broadcast. */
+static void call(Collective op, const trainmover::bench::CollectiveShape& shape, float* send,
+                 float* recv) {
+  const int send_count = (int)shape.send_count, recv_count = (int)shape.recv_count;
+  switch (op) {
+    case Collective::kAllreduce:
+      MPI_Allreduce(send, recv, recv_count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case Collective::kReduceScatter:
+      MPI_Reduce_scatter_block(send, recv, recv_count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case Collective::kAllgather:
+      MPI_Allgather(send, send_count, MPI_FLOAT, recv, send_count, MPI_FLOAT, MPI_COMM_WORLD);
+      break;
+    case Collective::kBroadcast:
+      MPI_Bcast(send, send_count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+      break;
   }
-  return 0;
 }
 
-static double measure(const struct size_plan* plan, float* send, float* recv, int rank,
-                      int nranks) {
-  int count = (int)(plan->bytes / 4);
-  for (int i = 0; i < count; ++i) send[i] = (float)(rank + 1);
-  MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  if (check_sum(recv, count, nranks) != 0) MPI_Abort(MPI_COMM_WORLD, 3);
-  for (int i = 0; i < plan->warmup; ++i)
-    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+static double measure(Collective op, const struct size_plan* plan, float* send, float* recv,
+                      int rank, int nranks) {
+  const trainmover::bench::CollectiveShape shape =
+      trainmover::bench::collective_shape(op, (uint64_t)plan->bytes, nranks);
+  for (size_t i = 0; i < shape.send_count; ++i) send[i] = (float)(rank + 1);
+  call(op, shape, send, recv);
+  const float* out = op == Collective::kBroadcast ? send : recv;
+  int64_t wrong = trainmover::bench::first_wrong_output(op, out, shape.recv_count, nranks);
+  if (wrong >= 0) {
+    fprintf(stderr, "trainmover-bench-mpi: wrong %s result at element %lld: %g\n",
+            trainmover::bench::collective_name(op), (long long)wrong, (double)out[wrong]);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  for (int i = 0; i < plan->warmup; ++i) call(op, shape, send, recv);
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
-  for (int i = 0; i < plan->iters; ++i)
-    MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < plan->iters; ++i) call(op, shape, send, recv);
   double elapsed = MPI_Wtime() - start, slowest = 0;
   MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   return slowest;
@@ -111,9 +129,12 @@ static double measure(const struct size_plan* plan, float* send, float* recv, in
 
 int main(int argc, char** argv) {
   struct size_plan plans[MAX_SIZES];
-  int nsizes = argc == 2 ? parse_plan(argv[1], plans) : -1;
+  auto op = argc == 3 ? trainmover::bench::collective_named(argv[1]) : std::nullopt;
+  int nsizes = op ? parse_plan(argv[2], plans) : -1;
   if (nsizes < 0) {
-    fprintf(stderr, "usage: trainmover-bench-mpi '[[BYTES,ITERS,WARMUP],...]'\n");
+    fprintf(stderr,
+            "usage: trainmover-bench-mpi allreduce|reduce_scatter|allgather|broadcast "
+            "'[[BYTES,ITERS,WARMUP],...]'\n");
     return 2;
   }
   MPI_Init(&argc, &argv);
@@ -130,7 +151,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   for (int i = 0; i < nsizes; ++i) {
-    double slowest = measure(&plans[i], send, recv, rank, nranks);
+    double slowest = measure(*op, &plans[i], send, recv, rank, nranks);
     if (rank == 0) {
       const trainmover::Json line = {
           {"bytes", plans[i].bytes}, {"iters", plans[i].iters}, {"elapsed_max_s", slowest}};

@@ -25,11 +25,11 @@ void print_ratio(double r) {
 
 }  // namespace
 
-void AllreduceReport::add_round(const std::string& impl, const std::vector<double>& times) {
+void CollectiveReport::add_round(const std::string& impl, const std::vector<double>& times) {
   rounds_[impl].push_back(times);
 }
 
-double AllreduceReport::median_time(const std::string& impl, size_t size_index) const {
+double CollectiveReport::median_time(const std::string& impl, size_t size_index) const {
   auto it = rounds_.find(impl);
   if (it == rounds_.end()) return 0;
   std::vector<double> values;
@@ -37,13 +37,14 @@ double AllreduceReport::median_time(const std::string& impl, size_t size_index) 
   return median(values);
 }
 
-double AllreduceReport::busbw(uint64_t bytes, double time_s) const {
+double CollectiveReport::busbw(uint64_t bytes, double time_s) const {
   if (time_s <= 0) return 0;
-  double n = options_.nranks;
-  return static_cast<double>(bytes) * 2 * (n - 1) / n / time_s / 1e9;
+  double moved =
+      static_cast<double>(collective_shape(options_.op, bytes, options_.nranks).moved_bytes);
+  return moved * busbw_factor(options_.op, options_.nranks) / time_s / 1e9;
 }
 
-std::vector<std::string> AllreduceReport::measured_impls() const {
+std::vector<std::string> CollectiveReport::measured_impls() const {
   std::vector<std::string> out;
   for (const auto& impl : options_.impls) {
     if (rounds_.count(impl) != 0) out.push_back(impl);
@@ -54,19 +55,19 @@ std::vector<std::string> AllreduceReport::measured_impls() const {
 // trainmover's busbw over `other`'s (> 1: trainmover faster), computed as
 // the inverse ratio of times, which is the same for N > 1 and still defined
 // for N = 1 (busbw 0). NaN (JSON null, "-" in the table) when a time is 0.
-double AllreduceReport::ratio(const std::string& other, size_t i) const {
+double CollectiveReport::ratio(const std::string& other, size_t i) const {
   double tm = median_time(kImplTrainmover, i);
   double peer = median_time(other, i);
   if (tm <= 0 || peer <= 0) return std::numeric_limits<double>::quiet_NaN();
   return peer / tm;
 }
 
-void AllreduceReport::print_json() const {
+void CollectiveReport::print_json() const {
   for (size_t i = 0; i < plan_.size(); ++i) {
     for (const std::string& impl : measured_impls()) {
       double t = median_time(impl, i);
       Json line = {{"impl", impl},
-                   {"op", "allreduce"},
+                   {"op", collective_name(options_.op)},
                    {"nranks", options_.nranks},
                    {"bytes", plan_[i].bytes},
                    {"iters", plan_[i].iters},
@@ -84,11 +85,14 @@ void AllreduceReport::print_json() const {
   std::fflush(stdout);
 }
 
-void AllreduceReport::print_table() const {
+void CollectiveReport::print_table() const {
   auto impls = measured_impls();
-  std::printf(
-      "# allreduce float32 sum, %d ranks, median of %d rounds; time per iteration, busbw in GB/s\n",
-      options_.nranks, options_.rounds);
+  std::printf("# %s float32%s, %d ranks, median of %d rounds; time per iteration, busbw in GB/s\n",
+              collective_name(options_.op),
+              options_.op == Collective::kAllreduce || options_.op == Collective::kReduceScatter
+                  ? " sum"
+                  : "",
+              options_.nranks, options_.rounds);
   std::printf("%10s %6s", "bytes", "iters");
   for (const auto& impl : impls) std::printf(" %14s %8s", (impl + " us").c_str(), "busbw");
   bool tm = rounds_.count(kImplTrainmover) != 0;

@@ -1,5 +1,6 @@
-// Results of `trainmover-bench allreduce`: the median over rounds per
-// (implementation, size), printed as a table or as JSON lines.
+// Results of `trainmover-bench allreduce` and the other collectives: the
+// median over rounds per (implementation, size), printed as a table or as
+// JSON lines.
 #pragma once
 
 #include <map>
@@ -7,13 +8,13 @@
 #include <utility>
 #include <vector>
 
-#include "allreduce_options.h"
+#include "collective_options.h"
 
 namespace trainmover::bench {
 
-class AllreduceReport {
+class CollectiveReport {
  public:
-  AllreduceReport(const AllreduceOptions& options, std::vector<SizePlan> plan)
+  CollectiveReport(const CollectiveOptions& options, std::vector<SizePlan> plan)
       : options_(options), plan_(std::move(plan)) {}
 
   // One round's time per iteration, for each size of the plan.
@@ -23,7 +24,8 @@ class AllreduceReport {
 
   // Median over rounds; 0 when the implementation has no result.
   double median_time(const std::string& impl, size_t size_index) const;
-  // busbw in GB/s (nccl-tests): bytes * 2(N-1)/N / time.
+  // busbw in GB/s (nccl-tests): the bytes the call moves (collective.h) times
+  // the collective's factor, over the time.
   double busbw(uint64_t bytes, double time_s) const;
 
  private:
@@ -31,7 +33,7 @@ class AllreduceReport {
   std::vector<std::string> measured_impls() const;
   double ratio(const std::string& other, size_t size_index) const;
 
-  const AllreduceOptions& options_;
+  const CollectiveOptions& options_;
   std::vector<SizePlan> plan_;
   std::map<std::string, std::vector<std::vector<double>>> rounds_;  // impl -> rounds -> per size
 };

@@ -118,7 +118,8 @@ class SwitchWorker {
 Status SwitchWorker::collective(const char* what) {
   std::fill(send_.begin(), send_.end(), static_cast<float>(comm_->slot() + 1));
   Status st = comm_->allreduce(send_.data(), recv_.data(), send_.size(), TM_FLOAT32, TM_SUM);
-  if (st.ok()) st = check_sum(recv_.data(), recv_.size(), comm_->nslots());
+  if (st.ok())
+    st = check_output(Collective::kAllreduce, recv_.data(), recv_.size(), comm_->nslots());
   return st.with_context(what);
 }
 

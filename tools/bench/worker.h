@@ -1,15 +1,15 @@
-// The worker side of `trainmover-bench allreduce`: one rank of a measured
-// job. The bench re-executes itself as `trainmover-bench worker --impl X
-// --plan B:K:W,...` under a local job; each rank prints one JSON line per
-// size, {"bytes":B,"iters":K,"elapsed_s":T}, T being this rank's time for
-// the K timed iterations (which start after a barrier).
+// The worker side of `trainmover-bench allreduce` and the other collectives:
+// one rank of a measured job. The bench re-executes itself as
+// `trainmover-bench worker --impl X --op OP --plan B:K:W,...` under a local job; each rank prints
+// one JSON line per size, {"bytes":B,"iters":K,"elapsed_s":T}, T being this rank's time for the K
+// timed iterations (which start after a barrier).
 #pragma once
 
 #include <vector>
 
 #include "config.h"  // HAVE_GLOO
 
-#include "allreduce_options.h"
+#include "collective_options.h"
 #include "common/status.h"
 
 namespace trainmover::bench {
@@ -18,18 +18,18 @@ namespace trainmover::bench {
 using Timings = std::vector<double>;
 
 // Each runner joins the job from the TRAINMOVER_* environment, checks one
-// allreduce's result (so a broken implementation cannot post a fast time),
-// then measures every size of the plan.
-Result<Timings> run_trainmover_allreduce(const std::vector<SizePlan>& plan);
+// call's result (so a broken implementation cannot post a fast time), then
+// measures every size of the plan.
+Result<Timings> run_trainmover_collective(Collective op, const std::vector<SizePlan>& plan);
 #ifdef HAVE_GLOO
-Result<Timings> run_gloo_allreduce(const std::vector<SizePlan>& plan);
+Result<Timings> run_gloo_collective(Collective op, const std::vector<SizePlan>& plan);
 #endif
 
 // `trainmover-bench worker ...`; argv[0] is "worker".
 int worker_main(int argc, char** argv);
 
-// Checks that every element of a sum-allreduce of (slot + 1) over `nranks`
-// ranks came out as nranks(nranks+1)/2.
-Status check_sum(const float* data, size_t count, int nranks);
+// Checks the output of one call of `op` over `nranks` ranks whose inputs
+// were slot + 1 (collective.h); the error names the first wrong element.
+Status check_output(Collective op, const float* out, size_t recv_count, int nranks);
 
 }  // namespace trainmover::bench

@@ -11,8 +11,9 @@
 namespace trainmover::bench {
 namespace {
 
-void expect_result_keys(const Json& o, int nranks, double bytes) {
-  EXPECT_EQ(json_string(o, "op"), "allreduce");
+void expect_result_keys(const Json& o, int nranks, double bytes,
+                        const std::string& op = "allreduce") {
+  EXPECT_EQ(json_string(o, "op"), op);
   EXPECT_EQ(json_number(o, "nranks").value(), nranks);
   EXPECT_EQ(json_number(o, "bytes").value(), bytes);
   ASSERT_TRUE(json_number(o, "time_s").ok());
@@ -77,6 +78,39 @@ TEST(BenchProgram, TinyRunOfEveryImplementation) {
   expected.insert("openmpi-tcp");
 #endif
   EXPECT_EQ(impls, expected) << run.all;
+}
+
+std::set<std::string> built_impls() {
+  std::set<std::string> impls = {"trainmover"};
+#ifdef HAVE_GLOO
+  impls.insert("gloo");
+#endif
+#ifdef HAVE_MPI
+  impls.insert("openmpi-tcp");
+#endif
+  return impls;
+}
+
+// Each implementation checks one call's result before it is timed, so a
+// row means that implementation computed the collective right: 3 ranks (gloo's
+// halving-doubling and OpenMPI's algorithms for a count that is no power of
+// two), and a size whose blocks leave bytes over.
+TEST(BenchProgram, EveryCollectiveOfEveryImplementation) {
+  for (const char* op : {"reduce_scatter", "allgather", "broadcast"}) {
+    ToolRun run = bench(std::string(op) + " --nranks 3 --bytes 4K,64K --iters 2 --rounds 1 --json");
+    ASSERT_EQ(run.status, 0) << op << ": " << run.all;
+    std::set<std::string> impls;
+    for (const Json& o : json_lines(run.out)) {
+      impls.insert(json_string(o, "impl").value_or("?"));
+      ASSERT_TRUE(json_number(o, "bytes").ok());
+      expect_result_keys(o, 3, json_number(o, "bytes").value(), op);
+    }
+    EXPECT_EQ(impls, built_impls()) << op << ": " << run.all;
+  }
+  ToolRun help = bench("--help");
+  for (const char* op : {"reduce_scatter", "allgather", "broadcast"})
+    EXPECT_NE(help.out.find(op), std::string::npos) << help.out;
+  expect_usage_errors({{"allgather --nranks 4 --bytes 8", "--bytes 8"}});
 }
 
 TEST(BenchProgram, TableOutputHasOneRowPerSize) {

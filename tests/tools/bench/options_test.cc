@@ -3,22 +3,22 @@
 
 #include <vector>
 
-#include "allreduce_options.h"
+#include "collective_options.h"
 #include "job_runner.h"
 
 namespace trainmover::bench {
 namespace {
 
-ParsedAllreduce parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "allreduce");
+ParsedCollective parse(std::vector<std::string> args, const char* subcommand = "allreduce") {
+  args.insert(args.begin(), subcommand);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  return parse_allreduce_options(static_cast<int>(args.size()), argv.data());
+  return parse_collective_options(static_cast<int>(args.size()), argv.data());
 }
 
-TEST(AllreduceOptions, DefaultsAreTheMainJob) {
-  ParsedAllreduce parsed = parse({});
+TEST(CollectiveOptions, DefaultsAreTheMainJob) {
+  ParsedCollective parsed = parse({});
   ASSERT_FALSE(parsed.exit_now);
   EXPECT_EQ(parsed.options.nranks, 4);
   EXPECT_EQ(parsed.options.bytes,
@@ -29,12 +29,12 @@ TEST(AllreduceOptions, DefaultsAreTheMainJob) {
   EXPECT_FALSE(parsed.options.json);
 }
 
-TEST(AllreduceOptions, ParsesEveryOption) {
-  ParsedAllreduce parsed = parse({"--nranks", "8", "--bytes", "4K,1M", "--iters=7", "--warmup", "0",
-                                  "--rounds", "5", "--impl", "gloo,trainmover,gloo", "--json",
-                                  "--max-volume", "1G", "--job-timeout", "90"});
+TEST(CollectiveOptions, ParsesEveryOption) {
+  ParsedCollective parsed = parse({"--nranks", "8", "--bytes", "4K,1M", "--iters=7", "--warmup",
+                                   "0", "--rounds", "5", "--impl", "gloo,trainmover,gloo", "--json",
+                                   "--max-volume", "1G", "--job-timeout", "90"});
   ASSERT_FALSE(parsed.exit_now);
-  const AllreduceOptions& o = parsed.options;
+  const CollectiveOptions& o = parsed.options;
   EXPECT_EQ(o.nranks, 8);
   EXPECT_EQ(o.bytes, (std::vector<uint64_t>{4096, 1 << 20}));
   EXPECT_EQ(o.iters, 7);
@@ -46,7 +46,7 @@ TEST(AllreduceOptions, ParsesEveryOption) {
   EXPECT_EQ(o.job_timeout_s, 90);
 }
 
-TEST(AllreduceOptions, BadValuesExit2) {
+TEST(CollectiveOptions, BadValuesExit2) {
   for (std::vector<std::string> args : std::vector<std::vector<std::string>>{{"--nranks", "0"},
                                                                              {"--nranks", "65"},
                                                                              {"--bytes", "6"},
@@ -57,14 +57,60 @@ TEST(AllreduceOptions, BadValuesExit2) {
                                                                              {"--bogus"},
                                                                              {"stray"},
                                                                              {"--bytes"}}) {
-    ParsedAllreduce parsed = parse(args);
+    ParsedCollective parsed = parse(args);
     EXPECT_TRUE(parsed.exit_now) << args[0];
     EXPECT_EQ(parsed.exit_code, 2) << args[0];
   }
 }
 
+TEST(CollectiveOptions, TheSubcommandNamesTheCollective) {
+  for (Collective c : kCollectives) {
+    ParsedCollective parsed = parse({"--nranks", "3"}, collective_name(c));
+    ASSERT_FALSE(parsed.exit_now) << collective_name(c);
+    EXPECT_EQ(parsed.options.op, c);
+  }
+}
+
+// reduce_scatter and allgather need one float per rank's block; the others one float.
+TEST(CollectiveOptions, SizesTooSmallForOneFloatPerRankExit2) {
+  EXPECT_EQ(parse({"--nranks", "8", "--bytes", "16"}, "reduce_scatter").exit_code, 2);
+  EXPECT_EQ(parse({"--nranks", "8", "--bytes", "4K,28"}, "allgather").exit_code, 2);
+  EXPECT_FALSE(parse({"--nranks", "8", "--bytes", "32"}, "allgather").exit_now);
+  EXPECT_FALSE(parse({"--nranks", "8", "--bytes", "4"}, "broadcast").exit_now);
+}
+
+// Counts as nccl-tests: the larger buffer is `bytes`, a rank's block bytes/4/N.
+TEST(CollectiveShapes, BlocksAndBusBandwidthFactors) {
+  CollectiveShape rs = collective_shape(Collective::kReduceScatter, 4096 + 4, 3);
+  EXPECT_EQ(rs.recv_count, 341u);
+  EXPECT_EQ(rs.send_count, 1023u);
+  EXPECT_EQ(rs.moved_bytes, 4092u);
+  CollectiveShape ag = collective_shape(Collective::kAllgather, 4096, 4);
+  EXPECT_EQ(ag.send_count, 256u);
+  EXPECT_EQ(ag.recv_count, 1024u);
+  CollectiveShape ar = collective_shape(Collective::kAllreduce, 4096, 4);
+  EXPECT_EQ(ar.send_count, 1024u);
+  EXPECT_EQ(ar.recv_count, 1024u);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::kAllreduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::kReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::kAllgather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbw_factor(Collective::kBroadcast, 4), 1.0);
+}
+
+TEST(CollectiveShapes, ExpectedOutputsAndTheFirstWrongElement) {
+  std::vector<float> gathered = {1, 1, 2, 2, 3, 3};
+  EXPECT_EQ(first_wrong_output(Collective::kAllgather, gathered.data(), 6, 3), -1);
+  gathered[3] = 3;
+  EXPECT_EQ(first_wrong_output(Collective::kAllgather, gathered.data(), 6, 3), 3);
+  std::vector<float> summed(5, 6.0f);  // 1 + 2 + 3
+  EXPECT_EQ(first_wrong_output(Collective::kReduceScatter, summed.data(), 5, 3), -1);
+  EXPECT_EQ(first_wrong_output(Collective::kAllreduce, summed.data(), 5, 4), 0);
+  std::vector<float> root(4, 1.0f);
+  EXPECT_EQ(first_wrong_output(Collective::kBroadcast, root.data(), 4, 7), -1);
+}
+
 TEST(SizePlans, LargeSizesGetFewerIterations) {
-  AllreduceOptions o;
+  CollectiveOptions o;
   o.bytes = {4096, 64 << 20, 1ull << 30};
   o.iters = 20;
   o.warmup = 5;
