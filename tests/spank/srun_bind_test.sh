@@ -25,7 +25,9 @@ descendant() {
 }
 env_of() { tr '\0' '\n' <"/proc/$1/environ" | sed -n "s/^$2=//p"; }
 
-step -N2 -n2 --mpi=none -- --dp 2 --steps 40 &
+# Long enough that the trainer still runs while its environment and sockets
+# are read (with 40 steps it had once exited by then, in CI).
+step -N2 -n2 --mpi=none -- --dp 2 --steps 1000 &
 step_pid=$!
 wait_line "$err" "trainmover-gpt: step 5/" "the job never reached step 5"
 srun_pid=$(descendant "$step_pid" srun) || fail "no srun below pid $step_pid"
