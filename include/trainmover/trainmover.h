@@ -101,7 +101,7 @@ typedef struct tm_store_server* tm_store_server_t;
  * newer version is refused with TM_ERROR_INVALID_ARGUMENT.
  */
 #define TM_CONFIG_MAGIC 0x746d6366u /* "tmcf" */
-#define TM_CONFIG_VERSION 2u        /* this header's layout; raised with each new field */
+#define TM_CONFIG_VERSION 3u        /* this header's layout; raised with each new field */
 typedef struct {
   size_t struct_size;           /* sizeof(tm_config_t) of the caller's header */
   unsigned int magic;           /* TM_CONFIG_MAGIC */
@@ -135,6 +135,12 @@ typedef struct {
   size_t record_reserve_bytes;
   /* Version 2. The transport links use, by name: "tcp" (NULL: "tcp"). */
   const char* transport;
+  /* Version 3. The collectives' algorithm: "auto" (NULL), "ring" or
+   * "doubling" (recursive doubling, allreduce only); and the sizes auto
+   * switches at, "doubling:SIZE" (NULL: the built-in default). Every process
+   * of a communicator must give the same values. See trainmover(7). */
+  const char* algorithm;
+  const char* algorithm_thresholds;
   /* New fields go here, each starting at a multiple of 8 bytes (so that an
    * older, shorter struct never ends inside one), with their default in
    * TM_CONFIG_INITIALIZER. */
@@ -151,7 +157,7 @@ typedef struct {
         /* segment_bytes */ (size_t)512 << 10, /* socket_buffer_bytes */ (size_t)4 << 20,     \
         /* staging_buffers */ 4, /* record_iterations */ 2, /* trace_dir */ NULL,             \
         /* trace_compress */ 0, /* role */ NULL, /* record_reserve_bytes */ (size_t)32 << 20, \
-        /* transport */ NULL                                                                  \
+        /* transport */ NULL, /* algorithm */ NULL, /* algorithm_thresholds */ NULL           \
   }
 
 /* Fill `config` (declared with TM_CONFIG_INITIALIZER: only its struct_size

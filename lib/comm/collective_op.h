@@ -1,14 +1,15 @@
-// CollectiveOp: one ring collective as an engine Operation — a RingExecutor
+// CollectiveOp: one collective as an engine Operation — a PlanExecutor
 // plus the failure rules: the communicator's failure ends it at once, a dead
 // link fails the communicator, and the Watchdog turns a stall into a timeout
 // that names a slot.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "comm/engine.h"
 #include "comm/peers.h"
-#include "comm/ring_executor.h"
+#include "comm/plan_executor.h"
 #include "comm/staging.h"
 #include "comm/watchdog.h"
 
@@ -17,8 +18,8 @@ namespace trainmover {
 class CollectiveOp final : public Operation {
  public:
   struct Params {
-    const RingPlan* plan = nullptr;
-    RingBuffers buffers;
+    const CollectivePlan* plan = nullptr;
+    PlanBuffers buffers;
     uint64_t tag = 0;
     uint64_t number = 0;  // 1 for the communicator's first collective, and so on
     std::string name;     // "allreduce #3", for messages
@@ -47,7 +48,8 @@ class CollectiveOp final : public Operation {
   Watchdog watchdog_;
   size_t max_outstanding_;
   Params params_;
-  RingExecutor executor_;
+  PlanExecutor executor_;
+  std::vector<transport::Link*> links_;  // index: slot; the plan's peers
   bool started_ = false;
   Status result_;
 };

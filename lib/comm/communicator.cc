@@ -2,8 +2,11 @@
 
 #include <limits>
 
+#include "comm/algorithm.h"
 #include "comm/datatype.h"
+#include "comm/doubling_plan.h"
 #include "comm/link_wait_op.h"
+#include "comm/ring_plan.h"
 #include "common/log.h"
 #include "rendezvous/store_factory.h"
 #include "transport/transport_factory.h"
@@ -155,21 +158,24 @@ Status Communicator::connect() {
   return join_ring();
 }
 
+// Links this slot to every slot its algorithms exchange with (comm/algorithm.h).
 Status Communicator::join_ring() {
-  const int n = config_.nslots;
-  if (n == 1) return Status::Ok();
-  const int next = (config_.slot + 1) % n;
-  const int prev = (config_.slot + n - 1) % n;
+  std::vector<int> peers;
+  for (auto [a, b] : algorithm_pairs(config_.algorithms, config_.nslots)) {
+    if (a == config_.slot) peers.push_back(b);
+    if (b == config_.slot) peers.push_back(a);
+  }
+  if (peers.empty()) return Status::Ok();
   // The lower slot of each pair connects; the higher one waits for it.
-  for (int neighbour : {next, prev}) {
-    if (neighbour < config_.slot) continue;
-    TM_ASSIGN_OR_RETURN(Endpoint ep, endpoint_of(neighbour));
+  for (int peer : peers) {
+    if (peer < config_.slot) continue;
+    TM_ASSIGN_OR_RETURN(Endpoint ep, endpoint_of(peer));
     TM_RETURN_IF_ERROR(engine_->call([&] {
-      peers_.request_link(neighbour, ep.address, ep.instance_id);
+      peers_.request_link(peer, ep.address, ep.instance_id);
       return Status::Ok();
     }));
   }
-  LinkWaitOp wait(peers_, {next, prev}, seconds(config_.connect_timeout_s));
+  LinkWaitOp wait(peers_, peers, seconds(config_.connect_timeout_s));
   return engine_->execute(wait);
 }
 
@@ -234,8 +240,21 @@ Status Communicator::abort(const Status& why) {
   return st;
 }
 
-RingGeometry Communicator::geometry(tm_datatype_t type) const {
-  RingGeometry g;
+Algorithm Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
+  return choose_algorithm(config_.algorithms, kind, bytes, config_.nslots);
+}
+
+void Communicator::plan_allgather_for(tm_datatype_t type, size_t sendcount, bool in_place) {
+  const size_t output_bytes = sendcount * static_cast<size_t>(config_.nslots) * datatype_size(type);
+  if (algorithm_for(CollectiveKind::kAllgather, output_bytes) == Algorithm::kRing) {
+    plan_allgather(plan_, geometry(type), sendcount, in_place);
+  } else {
+    plan_allgather_doubling(plan_, geometry(type), sendcount, in_place);
+  }
+}
+
+PlanGeometry Communicator::geometry(tm_datatype_t type) const {
+  PlanGeometry g;
   g.nslots = config_.nslots;
   g.slot = config_.slot;
   g.segment_elems = std::max<size_t>(1, config_.segment_bytes / datatype_size(type));
@@ -275,7 +294,14 @@ Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count,
   TM_RETURN_IF_ERROR(finish_call(check_live()));
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, count, count, type)));
   TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
-  plan_allreduce(plan_, geometry(type), count, op == TM_AVG);
+  switch (algorithm_for(CollectiveKind::kAllreduce, count * datatype_size(type))) {
+    case Algorithm::kRing:
+      plan_allreduce(plan_, geometry(type), count, op == TM_AVG);
+      break;
+    case Algorithm::kDoubling:
+      plan_allreduce_doubling(plan_, geometry(type), count, op == TM_AVG);
+      break;
+  }
   return run_collective(OpKind::kAllreduce, sendbuf, recvbuf, type, op, "allreduce");
 }
 
@@ -302,7 +328,7 @@ Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendco
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, sendcount, sendcount * n, type)));
   const auto* own = static_cast<const std::byte*>(recvbuf) +
                     sendcount * static_cast<size_t>(config_.slot) * datatype_size(type);
-  plan_allgather(plan_, geometry(type), sendcount, sendbuf == own);
+  plan_allgather_for(type, sendcount, sendbuf == own);
   return run_collective(OpKind::kAllgather, sendbuf, recvbuf, type, TM_SUM, "allgather");
 }
 
@@ -315,14 +341,18 @@ Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count,
   }
   const void* in = config_.slot == root ? sendbuf : recvbuf;
   TM_RETURN_IF_ERROR(finish_call(check_buffers(in, recvbuf, count, count, type)));
-  plan_broadcast(plan_, geometry(type), count, root, in == recvbuf);
+  if (algorithm_for(CollectiveKind::kBroadcast, count * datatype_size(type)) == Algorithm::kRing) {
+    plan_broadcast(plan_, geometry(type), count, root, in == recvbuf);
+  } else {
+    plan_broadcast_doubling(plan_, geometry(type), count, root, in == recvbuf);
+  }
   return run_collective(OpKind::kBroadcast, in, recvbuf, type, TM_SUM, "broadcast");
 }
 
 Status Communicator::barrier() {
   TM_RETURN_IF_ERROR(finish_call(check_live()));
   barrier_bytes_[static_cast<size_t>(config_.slot)] = 1;
-  plan_allgather(plan_, geometry(TM_UINT8), 1, true);
+  plan_allgather_for(TM_UINT8, 1, true);
   uint8_t* own = barrier_bytes_.data() + config_.slot;
   return run_collective(OpKind::kBarrier, own, barrier_bytes_.data(), TM_UINT8, TM_SUM, "barrier");
 }

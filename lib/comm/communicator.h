@@ -22,14 +22,15 @@
 #include <optional>
 #include <vector>
 
+#include "comm/algorithm.h"
 #include "comm/collective_op.h"
+#include "comm/collective_plan.h"
 #include "comm/comm_groups.h"
 #include "comm/config.h"
 #include "comm/endpoint.h"
 #include "comm/engine.h"
 #include "comm/p2p_op.h"
 #include "comm/peers.h"
-#include "comm/ring_plan.h"
 #include "comm/staging.h"
 #include "comm/switch_wait_op.h"
 #include "comm/view.h"
@@ -176,7 +177,11 @@ class Communicator {
                         const char* name);
   Status run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer);
   Result<Endpoint> endpoint_of(int slot);
-  RingGeometry geometry(tm_datatype_t type) const;
+  PlanGeometry geometry(tm_datatype_t type) const;
+  // The algorithm of a call of `kind` whose larger buffer has `bytes` bytes.
+  Algorithm algorithm_for(CollectiveKind kind, size_t bytes) const;
+  // Fills plan_ with the allgather the size calls for (also the barrier's).
+  void plan_allgather_for(tm_datatype_t type, size_t sendcount, bool in_place);
   uint64_t tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const;
   Status finish_call(Status status);
   void shut_down();
@@ -199,7 +204,7 @@ class Communicator {
   std::unique_ptr<transport::Transport> transport_;
   CollectiveOp collective_op_;
   P2POp p2p_op_;
-  RingPlan plan_;
+  CollectivePlan plan_;
   // Caller-thread state.
   uint64_t collectives_ = 0;
   std::vector<uint64_t> sends_to_;

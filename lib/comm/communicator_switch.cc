@@ -88,7 +88,7 @@ Status Communicator::prepare_switch(const View& next) {
   }
   std::vector<int> open;
   if (slot >= 0) {
-    TM_ASSIGN_OR_RETURN(auto changes, delta(known_view(next), next));
+    TM_ASSIGN_OR_RETURN(auto changes, delta(known_view(next), next, config_.algorithms));
     for (const ProcessDelta& d : changes) {
       if (d.instance_id == self_.instance_id) open = d.open;
     }
@@ -117,7 +117,7 @@ Status Communicator::join(const View& next) {
   // Every link of the joiner is new, so it dials them all; two joiners that
   // dial each other are sorted out by PeerTable's tie-break.
   join_targets_.clear();
-  for (auto [a, b] : linked_pairs(next)) {
+  for (auto [a, b] : linked_pairs(next, config_.algorithms)) {
     if (a != slot && b != slot) continue;
     int peer = a == slot ? b : a;
     join_targets_.push_back({peer, next.slots[static_cast<size_t>(peer)], true});

@@ -88,6 +88,22 @@ const std::vector<EnvVar>& env_table() {
          c.transport = v;
          return Status::Ok();
        }},
+      {"TRAINMOVER_ALGO",
+       "collective algorithm: auto (default: chosen by size), ring, or doubling (recursive "
+       "doubling for every allreduce)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_RETURN_IF_ERROR(parse_algorithm_force(v).status());
+         c.algorithm = v;
+         return Status::Ok();
+       }},
+      {"TRAINMOVER_ALGO_THRESHOLDS",
+       "where auto switches algorithm: doubling:SIZE, the largest allreduce that runs recursive "
+       "doubling (default doubling:64K; doubling:0: the ring always)",
+       [](tm_config_t& c, const char* v) -> Status {
+         TM_RETURN_IF_ERROR(parse_algorithm_thresholds(v).status());
+         c.algorithm_thresholds = v;
+         return Status::Ok();
+       }},
       {"TRAINMOVER_COMM_NAME", "communicator name (default world)",
        [](tm_config_t& c, const char* v) -> Status {
          c.name = v;
@@ -242,6 +258,22 @@ std::vector<std::string> environment_variables() {
   return names;
 }
 
+Result<AlgorithmPolicy> algorithm_policy(const tm_config_t& c) {
+  AlgorithmPolicy policy;
+  if (c.algorithm != nullptr) {
+    auto force = parse_algorithm_force(c.algorithm);
+    if (!force.ok()) return force.status().with_context("algorithm (TRAINMOVER_ALGO)");
+    policy.force = force.value();
+  }
+  if (c.algorithm_thresholds != nullptr) {
+    auto max_bytes = parse_algorithm_thresholds(c.algorithm_thresholds);
+    if (!max_bytes.ok())
+      return max_bytes.status().with_context("algorithm_thresholds (TRAINMOVER_ALGO_THRESHOLDS)");
+    policy.doubling_max_bytes = max_bytes.value();
+  }
+  return policy;
+}
+
 Result<CommConfig> CommConfig::from_c(const tm_config_t& caller) {
   TM_ASSIGN_OR_RETURN(const tm_config_t c, complete_config(caller));
   CommConfig out;
@@ -261,6 +293,7 @@ Result<CommConfig> CommConfig::from_c(const tm_config_t& caller) {
   out.segment_bytes = c.segment_bytes;
   out.socket_buffer_bytes = c.socket_buffer_bytes;
   out.staging_buffers = c.staging_buffers;
+  TM_ASSIGN_OR_RETURN(out.algorithms, algorithm_policy(c));
   TM_RETURN_IF_ERROR(out.validate());
   return out;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/algorithm.h"
 #include "comm/link_counters.h"
 #include "common/status.h"
 #include "trainmover/trainmover.h"
@@ -30,6 +31,10 @@ Status init_config(tm_config_t& config);
 //                       fields an older header lacks take init_config's.
 Status init_caller_config(tm_config_t& caller);
 Result<tm_config_t> complete_config(const tm_config_t& caller);
+
+// The algorithm policy a complete config (or init_config's) gives; errors
+// name the field and its variable.
+Result<AlgorithmPolicy> algorithm_policy(const tm_config_t& config);
 
 // Text listing every TRAINMOVER_* variable, for --help output.
 std::string environment_help();
@@ -57,6 +62,7 @@ struct CommConfig {
   size_t segment_bytes = size_t{512} << 10;
   size_t socket_buffer_bytes = size_t{4} << 20;  // capped by net.core.[rw]mem_max
   int staging_buffers = 4;
+  AlgorithmPolicy algorithms;  // which algorithm each collective runs (comm/algorithm.h)
   // Where the communicator counts the links it opens and closes; null: a
   // counter of its own. Shared so that the counts outlive the communicator
   // (a rebuild destroys it) and several communicators can add to one.

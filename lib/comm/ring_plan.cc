@@ -4,13 +4,6 @@
 
 namespace trainmover {
 
-void RingPlan::clear() {
-  sends.clear();
-  recvs.clear();
-  copy_count = copy_from = copy_to = 0;
-  divide_final = false;
-}
-
 size_t chunk_begin(size_t count, int nslots, int c) {
   size_t n = static_cast<size_t>(nslots);
   size_t i = static_cast<size_t>(c);
@@ -25,6 +18,12 @@ size_t chunk_size(size_t count, int nslots, int c) {
 namespace {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
+
+// A ring sends every message to the next slot and receives from the previous one.
+void aim_at_ring(CollectivePlan& plan, const PlanGeometry& g) {
+  for (PlanSend& s : plan.sends) s.peer = (g.slot + 1) % g.nslots;
+  for (PlanRecv& r : plan.recvs) r.peer = mod(g.slot - 1, g.nslots);
+}
 
 // Where chunk c lives and how large it is.
 struct Chunks {
@@ -51,7 +50,7 @@ size_t rounds(const Chunks& chunks, size_t seg) { return (chunks.max_size + seg 
 // Reduce-scatter steps of one round. Returns the index of the receive that
 // completes this slot's own chunk (or -1 when that segment is empty).
 // `final_base` is where the slot's own chunk goes in output.
-int64_t add_reduce_scatter_round(RingPlan& plan, const RingGeometry& g, const Chunks& chunks,
+int64_t add_reduce_scatter_round(CollectivePlan& plan, const PlanGeometry& g, const Chunks& chunks,
                                  size_t round, size_t final_base) {
   const int n = g.nslots;
   int64_t prev_recv = -1;  // the receive (same round, previous step) a send forwards
@@ -88,9 +87,9 @@ int64_t add_reduce_scatter_round(RingPlan& plan, const RingGeometry& g, const Ch
 // Allgather steps of one round: block c of output starts at out_begin[c].
 // The first send takes this slot's block from `first_source` at `first_offset`
 // once receive `first_after` (or -1) is done.
-void add_allgather_round(RingPlan& plan, const RingGeometry& g, const Chunks& chunks, size_t round,
-                         const std::vector<size_t>& out_begin, PlanBuffer first_source,
-                         size_t first_offset, int64_t first_after) {
+void add_allgather_round(CollectivePlan& plan, const PlanGeometry& g, const Chunks& chunks,
+                         size_t round, const std::vector<size_t>& out_begin,
+                         PlanBuffer first_source, size_t first_offset, int64_t first_after) {
   const int n = g.nslots;
   int64_t prev_recv = first_after;
   for (int k = 0; k <= n - 2; ++k) {
@@ -141,7 +140,7 @@ Chunks even_chunks(size_t block, int n) {
 
 }  // namespace
 
-void plan_allreduce(RingPlan& plan, const RingGeometry& g, size_t count, bool average) {
+void plan_allreduce(CollectivePlan& plan, const PlanGeometry& g, size_t count, bool average) {
   plan.clear();
   plan.divide_final = average && g.nslots > 1;
   if (g.nslots == 1) {
@@ -155,9 +154,11 @@ void plan_allreduce(RingPlan& plan, const RingGeometry& g, size_t count, bool av
     add_allgather_round(plan, g, chunks, round, chunks.begin, PlanBuffer::kOutput, own_begin,
                         final_recv);
   }
+  aim_at_ring(plan, g);
 }
 
-void plan_reduce_scatter(RingPlan& plan, const RingGeometry& g, size_t recvcount, bool average) {
+void plan_reduce_scatter(CollectivePlan& plan, const PlanGeometry& g, size_t recvcount,
+                         bool average) {
   plan.clear();
   plan.divide_final = average && g.nslots > 1;
   if (g.nslots == 1) {
@@ -168,9 +169,10 @@ void plan_reduce_scatter(RingPlan& plan, const RingGeometry& g, size_t recvcount
   for (size_t round = 0, r = rounds(chunks, g.segment_elems); round < r; ++round) {
     add_reduce_scatter_round(plan, g, chunks, round, 0);
   }
+  aim_at_ring(plan, g);
 }
 
-void plan_allgather(RingPlan& plan, const RingGeometry& g, size_t sendcount, bool in_place) {
+void plan_allgather(CollectivePlan& plan, const PlanGeometry& g, size_t sendcount, bool in_place) {
   plan.clear();
   const size_t own_begin = sendcount * static_cast<size_t>(g.slot);
   if (!in_place) {
@@ -184,9 +186,11 @@ void plan_allgather(RingPlan& plan, const RingGeometry& g, size_t sendcount, boo
     PlanBuffer source = in_place ? PlanBuffer::kOutput : PlanBuffer::kInput;
     add_allgather_round(plan, g, chunks, round, chunks.begin, source, in_place ? own_begin : 0, -1);
   }
+  aim_at_ring(plan, g);
 }
 
-void plan_broadcast(RingPlan& plan, const RingGeometry& g, size_t count, int root, bool in_place) {
+void plan_broadcast(CollectivePlan& plan, const PlanGeometry& g, size_t count, int root,
+                    bool in_place) {
   plan.clear();
   const bool is_root = g.slot == root;
   if (is_root && !in_place) plan.copy_count = count;
@@ -204,6 +208,7 @@ void plan_broadcast(RingPlan& plan, const RingGeometry& g, size_t count, int roo
           {PlanBuffer::kOutput, offset, n, static_cast<int64_t>(plan.recvs.size() - 1)});
     }
   }
+  aim_at_ring(plan, g);
 }
 
 }  // namespace trainmover

@@ -27,14 +27,12 @@ Status View::validate() const {
   return Status::Ok();
 }
 
-std::vector<std::pair<int, int>> linked_pairs(const View& view) {
-  std::set<std::pair<int, int>> pairs;
-  const int n = view.nslots();
-  auto add = [&](int a, int b) {
+std::vector<std::pair<int, int>> linked_pairs(const View& view, const AlgorithmPolicy& policy) {
+  std::vector<std::pair<int, int>> algorithm = algorithm_pairs(policy, view.nslots());
+  std::set<std::pair<int, int>> pairs(algorithm.begin(), algorithm.end());
+  for (auto [a, b] : view.extra_pairs) {
     if (a != b) pairs.insert({std::min(a, b), std::max(a, b)});
-  };
-  for (int s = 0; n > 1 && s < n; ++s) add(s, (s + 1) % n);
-  for (auto [a, b] : view.extra_pairs) add(a, b);
+  }
   return {pairs.begin(), pairs.end()};
 }
 
@@ -47,9 +45,9 @@ struct LinkId {
   auto operator<=>(const LinkId&) const = default;
 };
 
-std::set<LinkId> links_of(const View& view) {
+std::set<LinkId> links_of(const View& view, const AlgorithmPolicy& policy) {
   std::set<LinkId> links;
-  for (auto [a, b] : linked_pairs(view)) {
+  for (auto [a, b] : linked_pairs(view, policy)) {
     links.insert({a, b, view.slots[static_cast<size_t>(a)].instance_id,
                   view.slots[static_cast<size_t>(b)].instance_id});
   }
@@ -58,7 +56,8 @@ std::set<LinkId> links_of(const View& view) {
 
 }  // namespace
 
-Result<std::vector<ProcessDelta>> delta(const View& from, const View& to) {
+Result<std::vector<ProcessDelta>> delta(const View& from, const View& to,
+                                        const AlgorithmPolicy& policy) {
   TM_RETURN_IF_ERROR(from.validate());
   TM_RETURN_IF_ERROR(to.validate());
   if (from.nslots() != to.nslots()) {
@@ -69,8 +68,8 @@ Result<std::vector<ProcessDelta>> delta(const View& from, const View& to) {
     return error(TM_ERROR_INVALID_ARGUMENT, "the new view's epoch ", to.epoch, " is not after ",
                  from.epoch);
   }
-  std::set<LinkId> old_links = links_of(from);
-  std::set<LinkId> new_links = links_of(to);
+  std::set<LinkId> old_links = links_of(from, policy);
+  std::set<LinkId> new_links = links_of(to, policy);
   std::map<uint64_t, ProcessDelta> by_process;
   auto entry = [&](uint64_t id) -> ProcessDelta& {
     ProcessDelta& d = by_process[id];

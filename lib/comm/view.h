@@ -1,8 +1,10 @@
 // Membership views and their deltas: the data the two-phase switch acts on.
 //
 // A view is an epoch plus, for each slot, the process serving it (its
-// endpoint and instance id). The links of a view are the ring's neighbour
-// pairs plus any extra point-to-point pairs (pipeline stages). A link is
+// endpoint and instance id). The links of a view are the pairs the
+// communicator's algorithms exchange over (comm/algorithm.h: the ring's
+// neighbours, and the recursive doubling partners when the policy may use
+// them) plus any extra point-to-point pairs (pipeline stages). A link is
 // identified by its two slots and the two processes serving them, so when
 // one process is replaced only the links that touch its slot change:
 // delta() lists, for each process concerned, exactly the links it must open
@@ -13,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm/algorithm.h"
 #include "comm/endpoint.h"
 #include "common/status.h"
 
@@ -28,8 +31,9 @@ struct View {
   Status validate() const;
 };
 
-// The slot pairs linked in `view`, each as (lower, higher), sorted, unique.
-std::vector<std::pair<int, int>> linked_pairs(const View& view);
+// The slot pairs linked in `view` under `policy`, each as (lower, higher),
+// sorted, unique.
+std::vector<std::pair<int, int>> linked_pairs(const View& view, const AlgorithmPolicy& policy);
 
 struct ProcessDelta {
   uint64_t instance_id = 0;
@@ -39,7 +43,8 @@ struct ProcessDelta {
 
 // What changes from `from` to `to`: one entry per process that has links to
 // open or close, ordered by instance id. The views must have the same number
-// of slots, and `to` a later epoch.
-Result<std::vector<ProcessDelta>> delta(const View& from, const View& to);
+// of slots, and `to` a later epoch; both are linked under `policy`.
+Result<std::vector<ProcessDelta>> delta(const View& from, const View& to,
+                                        const AlgorithmPolicy& policy);
 
 }  // namespace trainmover

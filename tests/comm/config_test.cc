@@ -142,6 +142,8 @@ TEST(InitConfig, ReadsEveryVariable) {
   env.set("TRAINMOVER_SEGMENT_BYTES", "1M");
   env.set("TRAINMOVER_SOCKET_BUFFER", "4M");
   env.set("TRAINMOVER_STAGING_BUFFERS", "6");
+  env.set("TRAINMOVER_ALGO", "ring");
+  env.set("TRAINMOVER_ALGO_THRESHOLDS", "doubling:128K");
   tm_config_t c;
   Status st = init_config(c);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -164,6 +166,25 @@ TEST(InitConfig, ReadsEveryVariable) {
   ASSERT_TRUE(cc.ok()) << cc.status().message();
   EXPECT_EQ(cc->name, "dp");
   EXPECT_EQ(cc->transport, "tcp");
+  EXPECT_EQ(cc->algorithms.force, AlgorithmPolicy::Force::kRing);
+  EXPECT_EQ(cc->algorithms.doubling_max_bytes, 128u << 10);
+}
+
+// Unset, the policy is auto with the built-in threshold; a bad value in a
+// caller's struct is refused naming the field and its variable.
+TEST(CommConfig, AlgorithmPolicy) {
+  tm_config_t c = TM_CONFIG_INITIALIZER;
+  ASSERT_TRUE(init_config(c).ok());
+  auto policy = algorithm_policy(c);
+  ASSERT_TRUE(policy.ok());
+  EXPECT_EQ(policy->force, AlgorithmPolicy::Force::kNone);
+  EXPECT_EQ(policy->doubling_max_bytes, AlgorithmPolicy::kDefaultDoublingMaxBytes);
+  c.algorithm = "tree";
+  EXPECT_NE(algorithm_policy(c).status().message().find("TRAINMOVER_ALGO"), std::string::npos);
+  c.algorithm = "doubling";
+  c.algorithm_thresholds = "ring:5";
+  EXPECT_NE(algorithm_policy(c).status().message().find("TRAINMOVER_ALGO_THRESHOLDS"),
+            std::string::npos);
 }
 
 // Every form of TRAINMOVER_STORE that the store factory takes is valid.
@@ -206,6 +227,8 @@ TEST(InitConfig, MalformedVariablesAreNamed) {
       {"TRAINMOVER_SEGMENT_BYTES", "12X"},
       {"TRAINMOVER_JOB_ID", "12ab"},
       {"TRAINMOVER_STAGING_BUFFERS", "many"},
+      {"TRAINMOVER_ALGO", "tree"},
+      {"TRAINMOVER_ALGO_THRESHOLDS", "doubling:lots"},
       {"TRAINMOVER_LOG", "verbose"},
       {"TRAINMOVER_HEARTBEAT_INTERVAL", ""},  // empty means unset: accepted
   };

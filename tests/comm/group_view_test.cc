@@ -74,11 +74,11 @@ TEST_P(DpPp, ReplacingAParentSlotReplacesItInEveryGroupAndTouchesOnlyItsLinks) {
     }
     // The parent's links touching the victim, and nothing else, change.
     std::set<int> neighbours;
-    for (auto [a, b] : linked_pairs(before)) {
+    for (auto [a, b] : linked_pairs(before, AlgorithmPolicy{})) {
       if (a == victim) neighbours.insert(b);
       if (b == victim) neighbours.insert(a);
     }
-    auto changes = delta(before, after).value();
+    auto changes = delta(before, after, AlgorithmPolicy{}).value();
     ASSERT_EQ(changes.size(), neighbours.size() + 2) << "victim " << victim;
     for (const ProcessDelta& d : changes) {
       if (d.instance_id == 999u) {

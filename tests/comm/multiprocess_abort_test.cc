@@ -155,7 +155,7 @@ TEST(Abort, IdleCommunicatorAbortedTwiceFailsItsNextCall) {
     auto created = Communicator::create(config_for(job, slot, n, "idle"));
     if (!created.ok()) return complain(slot, "setup");
     auto comm = std::move(created).value();
-    if (!comm->barrier().ok()) return complain(slot, "barrier");
+    if (Status b = comm->barrier(); !b.ok()) return complain(slot, "barrier: " + b.message());
     if (slot == 0 && (!comm->abort().ok() || !comm->abort().ok()))
       return complain(slot, "abort of an idle communicator failed");
     int64_t start = testing::monotonic_ns();

@@ -1,11 +1,13 @@
-// Collectives across real processes: every operation x datatype for 1..8
+// Collectives across real processes: every operation x datatype for 1..9
 // slots, uneven and tiny counts, in-place and out-of-place, each result
-// compared bit for bit with the serial reference (support/reference.h).
+// compared bit for bit with the serial reference (support/reference.h); the
+// allreduces once on the ring and once with recursive doubling.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -39,20 +41,30 @@ int failed(int slot, const std::string& what, const Status& st) {
   return 2;
 }
 
-std::vector<size_t> counts_for(int n) { return {0, 1, static_cast<size_t>(n) + 1, 1000, 4099}; }
+std::vector<size_t> counts_for(int n) {
+  return {0, 1, static_cast<size_t>(n) - 1, static_cast<size_t>(n) + 1, 1000, 4099};
+}
+
+// The algorithm this communicator's allreduce of `count` elements runs.
+Algorithm algorithm_of(const Communicator& comm, size_t count, tm_datatype_t type) {
+  return choose_algorithm(comm.config().algorithms, CollectiveKind::kAllreduce,
+                          count * datatype_size(type), comm.nslots());
+}
 
 int check_allreduce(Communicator& comm, tm_datatype_t type, tm_redop_t op, size_t count,
                     bool in_place) {
   const int n = comm.nslots(), slot = comm.slot();
-  const std::string what = str_cat("allreduce ", redop_name(op), " ", datatype_name(type),
-                                   " count ", count, in_place ? " in-place" : "");
+  const Algorithm algorithm = algorithm_of(comm, count, type);
+  const std::string what =
+      str_cat("allreduce (", algorithm_name(algorithm), ") ", redop_name(op), " ",
+              datatype_name(type), " count ", count, in_place ? " in-place" : "");
   Bytes input = testing::make_input(type, op, slot, count);
   Bytes output(input.size(), std::byte{0x5A});
   Bytes original = input;
   Status st = in_place ? comm.allreduce(input.data(), input.data(), count, type, op)
                        : comm.allreduce(input.data(), output.data(), count, type, op);
   if (!st.ok()) return failed(slot, what, st);
-  Bytes want = testing::reference_allreduce(type, op, n, count);
+  Bytes want = testing::reference_allreduce(type, op, n, count, 0, algorithm);
   const Bytes& got = in_place ? input : output;
   if (got != want) return mismatch(slot, what, got, want);
   if (!in_place && input != original)
@@ -109,19 +121,25 @@ int check_broadcast(Communicator& comm, tm_datatype_t type, size_t count, int ro
   return recv == want ? 0 : mismatch(slot, what, recv, want);
 }
 
-// Runs every collective check in one child per slot.
-int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_bytes) {
+// Runs every collective check in one child per slot. `force` picks the
+// algorithm of allreduce, allgather and broadcast; reduce_scatter runs on the
+// ring, and is checked with the ring only.
+int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_bytes,
+               AlgorithmPolicy::Force force) {
   CommConfig config = job.config(slot, n, str_cat("matrix", n, "-", segment_bytes));
   config.segment_bytes = segment_bytes;
+  config.algorithms.force = force;
   auto comm = Communicator::create(config);
   if (!comm.ok()) return failed(slot, "create", comm.status());
   Communicator& c = *comm.value();
+  const bool ring = force == AlgorithmPolicy::Force::kRing;
   for (bool in_place : {false, true}) {
     for (tm_datatype_t type : kTypes) {
       for (tm_redop_t op : kOps) {
         for (size_t count : counts_for(n)) {
           if (int rc = check_allreduce(c, type, op, count, in_place)) return rc;
         }
+        if (!ring) continue;
         for (size_t recvcount : {size_t{0}, size_t{1}, size_t{333}}) {
           if (int rc = check_reduce_scatter(c, type, op, recvcount, in_place)) return rc;
         }
@@ -138,21 +156,26 @@ int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_byte
   return st.ok() ? 0 : failed(slot, "barrier", st);
 }
 
-class CollectiveMatrix : public ::testing::TestWithParam<int> {};
+class CollectiveMatrix : public ::testing::TestWithParam<std::tuple<int, AlgorithmPolicy::Force>> {
+};
 
 TEST_P(CollectiveMatrix, EveryOpAndTypeMatchesReference) {
-  const int n = GetParam();
+  const auto [n, force] = GetParam();
   testing::TestJob job;
   // A small segment makes counts of a few thousand run through many
-  // pipelined rounds.
+  // pipelined rounds (and recursive doubling exchange many segments).
   auto exits = job.run(
-      n, [&](int slot) { return run_matrix(job, n, slot, 1024); }, std::chrono::seconds(240));
+      n, [&](int slot) { return run_matrix(job, n, slot, 1024, force); },
+      std::chrono::seconds(240));
   for (int s = 0; s < n; ++s)
     EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
         << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
 }
 
-INSTANTIATE_TEST_SUITE_P(Slots, CollectiveMatrix, ::testing::Range(1, 9));
+INSTANTIATE_TEST_SUITE_P(Slots, CollectiveMatrix,
+                         ::testing::Combine(::testing::Range(1, 10),
+                                            ::testing::Values(AlgorithmPolicy::Force::kRing,
+                                                              AlgorithmPolicy::Force::kDoubling)));
 
 // A large allreduce with the default segment size (many rounds, staging reuse).
 TEST(Collectives, LargeAllreduceDefaultSegments) {
@@ -170,14 +193,19 @@ TEST(Collectives, LargeAllreduceDefaultSegments) {
 }
 
 // The same slots served by processes started in another order, on other
-// ports, give bit-identical results.
+// ports, give bit-identical results: on the ring (a large count) and with
+// recursive doubling (a small one, under the default policy).
 TEST(Collectives, ResultsDependOnlyOnSlots) {
   constexpr int n = 5;
-  constexpr size_t count = 100003;
+  constexpr size_t kCounts[] = {100003, 1003};
   testing::TestJob job;
   auto store = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
                                              std::chrono::seconds(10));
   ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_EQ(choose_algorithm(AlgorithmPolicy{}, CollectiveKind::kAllreduce, kCounts[0] * 4, n),
+            Algorithm::kRing);
+  ASSERT_EQ(choose_algorithm(AlgorithmPolicy{}, CollectiveKind::kAllreduce, kCounts[1] * 4, n),
+            Algorithm::kDoubling);
   for (int run = 0; run < 2; ++run) {
     std::vector<pid_t> pids;
     for (int i = 0; i < n; ++i) {
@@ -185,28 +213,36 @@ TEST(Collectives, ResultsDependOnlyOnSlots) {
       pids.push_back(testing::fork_child([&, slot, run] {
         auto comm = Communicator::create(job.config(slot, n, str_cat("order", run)));
         if (!comm.ok()) return failed(slot, "create", comm.status());
-        Bytes data = testing::make_input(TM_FLOAT32, TM_SUM, slot, count, 99);
-        Status st = comm.value()->allreduce(data.data(), data.data(), count, TM_FLOAT32, TM_SUM);
-        if (!st.ok()) return failed(slot, "allreduce", st);
         auto client = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
                                                     std::chrono::seconds(10));
         if (!client.ok()) return 4;
-        Status set = client.value()->set(str_cat("hash/", run, "/", slot),
-                                         std::to_string(testing::fnv1a(data.data(), data.size())));
-        return set.ok() ? 0 : 5;
+        for (size_t count : kCounts) {
+          Bytes data = testing::make_input(TM_FLOAT32, TM_SUM, slot, count, 99);
+          Status st = comm.value()->allreduce(data.data(), data.data(), count, TM_FLOAT32, TM_SUM);
+          if (!st.ok()) return failed(slot, "allreduce", st);
+          Status set =
+              client.value()->set(str_cat("hash/", count, "/", run, "/", slot),
+                                  std::to_string(testing::fnv1a(data.data(), data.size())));
+          if (!set.ok()) return 5;
+        }
+        return 0;
       }));
       std::this_thread::sleep_for(std::chrono::milliseconds(run == 0 ? 0 : 20));
     }
     auto exits = testing::wait_children(pids, std::chrono::seconds(60));
     for (const auto& e : exits) ASSERT_TRUE(e.ok()) << e.describe();
   }
-  auto first = store.value()->get("hash/0/0", std::chrono::seconds(1));
-  ASSERT_TRUE(first.ok());
-  for (int run = 0; run < 2; ++run) {
-    for (int slot = 0; slot < n; ++slot) {
-      auto h = store.value()->get(str_cat("hash/", run, "/", slot), std::chrono::seconds(1));
-      ASSERT_TRUE(h.ok()) << h.status().message();
-      EXPECT_EQ(h.value(), first.value()) << "run " << run << " slot " << slot;
+  for (size_t count : kCounts) {
+    auto first = store.value()->get(str_cat("hash/", count, "/0/0"), std::chrono::seconds(1));
+    ASSERT_TRUE(first.ok());
+    for (int run = 0; run < 2; ++run) {
+      for (int slot = 0; slot < n; ++slot) {
+        auto h = store.value()->get(str_cat("hash/", count, "/", run, "/", slot),
+                                    std::chrono::seconds(1));
+        ASSERT_TRUE(h.ok()) << h.status().message();
+        EXPECT_EQ(h.value(), first.value())
+            << "count " << count << " run " << run << " slot " << slot;
+      }
     }
   }
 }

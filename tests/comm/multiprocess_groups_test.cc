@@ -331,7 +331,7 @@ std::map<std::string, LinkCounts> compare_counts(rendezvous::Store& store, const
     EXPECT_TRUE(from.ok() && to.ok()) << comm.label << ": views not found";
     if (!from.ok() || !to.ok()) continue;
     EXPECT_EQ(to->epoch, 1u) << comm.label << " switched in the parent's epoch";
-    auto changes = delta(*from, *to);
+    auto changes = delta(*from, *to, AlgorithmPolicy{});  // the processes' default
     EXPECT_TRUE(changes.ok()) << changes.status().message();
     if (!changes.ok()) continue;
     LinkCounts& total = totals[comm.label];
@@ -385,10 +385,12 @@ TEST(GroupSwitch, OneParentSwitchReplacesTheSlotInEveryGroupChangingOnlyItsLinks
   ASSERT_TRUE(store != nullptr);
   expect_same_results(*store, "plain", "switch");
   auto totals = compare_counts(*store, "switch");
-  // Slot 4's two ring links in the parent and in its DP ring of 3, its one
-  // link in its pipeline of 2, each counted at both ends; nothing elsewhere.
+  // Slot 4's two ring links and its recursive doubling link (to slot 0: 4
+  // is beyond p = 4) in the parent, its two links in its DP group of 3, its
+  // one link in its pipeline of 2, each counted at both ends; nothing
+  // elsewhere.
   const std::map<std::string, std::pair<uint64_t, uint64_t>> want = {
-      {"parent", {4, 4}}, {"dp0", {0, 0}}, {"dp1", {4, 4}},
+      {"parent", {6, 6}}, {"dp0", {0, 0}}, {"dp1", {4, 4}},
       {"pp0", {0, 0}},    {"pp1", {2, 2}}, {"pp2", {0, 0}}};
   for (const auto& [label, oc] : want) {
     EXPECT_EQ(totals[label].opened, oc.first) << label;

@@ -2,8 +2,9 @@
 // (Communicator::link_counts), equal what the view delta says: for every
 // process, as many opened and closed as its entry of delta(old, new) lists
 // (none when it has no entry), for a ring and for a ring with pipeline
-// pairs. Five slots and a standby replace slot 1 in a planned switch; the
-// pipeline pairs' links are opened by point-to-point traffic before it.
+// pairs, with the ring's links only and with recursive doubling's too. Five slots and a standby
+// replace slot 1 in a planned switch; the pipeline pairs' links are opened by point-to-point
+// traffic before it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,13 @@ constexpr int kSlots = 5;
 constexpr int kVictim = 1;
 
 std::string counts_key(int who) { return str_cat("counts/", who); }
+
+CommConfig config_of(const testing::TestJob& job, int slot, const std::string& run,
+                     const AlgorithmPolicy& policy) {
+  CommConfig config = job.config(slot, kSlots, run);
+  config.algorithms = policy;
+  return config;
+}
 
 // One message each way of every pair that has `slot` (the lower end sends
 // first): opens the pair's link, or proves it works.
@@ -68,10 +76,10 @@ Status use_new_view(Communicator& comm, const Pairs& pairs) {
   return exchange_pairs(comm, pairs);
 }
 
-int slot_process(const testing::TestJob& job, int slot, const std::string& run,
-                 const Pairs& pairs) {
+int slot_process(const testing::TestJob& job, int slot, const std::string& run, const Pairs& pairs,
+                 const AlgorithmPolicy& policy) {
   auto store = testing::connect_store(job);
-  auto created = Communicator::create(job.config(slot, kSlots, run));
+  auto created = Communicator::create(config_of(job, slot, run, policy));
   if (!store) return complain(slot, "no store");
   if (!created.ok()) return complain(slot, created.status().message());
   Communicator& comm = *created.value();
@@ -96,9 +104,10 @@ int slot_process(const testing::TestJob& job, int slot, const std::string& run,
   return st.ok() ? 0 : complain(slot, "after the switch: " + st.message());
 }
 
-int standby_process(const testing::TestJob& job, const std::string& run, const Pairs& pairs) {
+int standby_process(const testing::TestJob& job, const std::string& run, const Pairs& pairs,
+                    const AlgorithmPolicy& policy) {
   auto store = testing::connect_store(job);
-  auto created = Communicator::create_standby(job.config(0, kSlots, run));
+  auto created = Communicator::create_standby(config_of(job, 0, run, policy));
   if (!store) return complain(-1, "no store");
   if (!created.ok()) return complain(-1, created.status().message());
   Communicator& comm = *created.value();
@@ -115,10 +124,12 @@ int standby_process(const testing::TestJob& job, const std::string& run, const P
 
 // Runs the switch, then compares every process's counts with the delta;
 // returns the totals (opened, closed) over the processes.
-LinkCounts run_and_compare(const Pairs& pairs, const std::string& run) {
+LinkCounts run_and_compare(const Pairs& pairs, const std::string& run,
+                           const AlgorithmPolicy& policy) {
   testing::TestJob job;
   auto exits = job.run(kSlots + 1, [&](int who) {
-    return who == kSlots ? standby_process(job, run, pairs) : slot_process(job, who, run, pairs);
+    return who == kSlots ? standby_process(job, run, pairs, policy)
+                         : slot_process(job, who, run, pairs, policy);
   });
   for (int who = 0; who <= kSlots; ++who)
     EXPECT_TRUE(exits[static_cast<size_t>(who)].ok())
@@ -129,7 +140,7 @@ LinkCounts run_and_compare(const Pairs& pairs, const std::string& run) {
   auto views = switch_views(*store, run, pairs);
   EXPECT_TRUE(views.ok()) << views.status().message();
   if (!views.ok()) return {};
-  auto changes = delta(views->first, views->next);
+  auto changes = delta(views->first, views->next, policy);
   EXPECT_TRUE(changes.ok()) << changes.status().message();
   if (!changes.ok()) return {};
   LinkCounts total;
@@ -160,16 +171,27 @@ LinkCounts run_and_compare(const Pairs& pairs, const std::string& run) {
 
 TEST(SwitchLinkCounts, RingEqualsTheDelta) {
   // Slot 1's two ring links, counted at both ends.
-  LinkCounts total = run_and_compare({}, "ring");
+  LinkCounts total = run_and_compare({}, "ring", AlgorithmPolicy::ring_only());
   EXPECT_EQ(total.opened, 4u);
   EXPECT_EQ(total.closed, 4u);
 }
 
 TEST(SwitchLinkCounts, RingWithPipelinePairsEqualsTheDelta) {
   // Slot 1's two ring links and its pair (1, 3); the pair (0, 2) stays.
-  LinkCounts total = run_and_compare({{0, 2}, {1, 3}}, "pipeline");
+  LinkCounts total = run_and_compare({{0, 2}, {1, 3}}, "pipeline", AlgorithmPolicy::ring_only());
   EXPECT_EQ(total.opened, 6u);
   EXPECT_EQ(total.closed, 6u);
+}
+
+TEST(SwitchLinkCounts, RingAndRecursiveDoublingEqualsTheDelta) {
+  // Slot 1 of 5 (p = 4): its ring links (0, 1) and (1, 2) and its doubling
+  // partners 0 and 3 (1 ^ 1, 1 ^ 2): three links, counted at both ends;
+  // the pipeline pair (1, 3) is one of them.
+  for (const Pairs& pairs : {Pairs{}, Pairs{{0, 2}, {1, 3}}}) {
+    LinkCounts total = run_and_compare(pairs, str_cat("doubling", pairs.size()), AlgorithmPolicy{});
+    EXPECT_EQ(total.opened, 6u) << pairs.size() << " pipeline pairs";
+    EXPECT_EQ(total.closed, 6u) << pairs.size() << " pipeline pairs";
+  }
 }
 
 }  // namespace

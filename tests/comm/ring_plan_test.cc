@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "comm/ring_plan.h"
+#include "support/plan_values.h"
 
 namespace trainmover {
 namespace {
 
-const float kPoison = std::bit_cast<float>(0x7FC0DEADu);  // a NaN no computation produces
+using testing::kPoison;
 
 enum class Collective { kAllreduce, kReduceScatter, kAllgather, kBroadcast };
 
@@ -71,17 +72,7 @@ struct SlotMemory {
   float* output() { return storage.data() + output_at; }
 };
 
-float value_of(int slot, size_t i) {
-  // Magnitudes from 1e-3 to 1e4 so that the association of a sum shows.
-  uint64_t h = (static_cast<uint64_t>(slot) * 0x9E3779B97F4A7C15ull) ^ (i * 0xC2B2AE3D27D4EB4Full);
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  float mantissa = static_cast<float>(h % 100000) / 997.0f - 50.0f;
-  float scale = 1.0f;
-  for (uint64_t k = (h >> 20) % 8; k > 0; --k) scale *= 10.0f;
-  return mantissa * scale / 1000.0f;
-}
+float value_of(int slot, size_t i) { return testing::plan_value(slot, i); }
 
 SlotMemory make_memory(const Scenario& s, int slot) {
   SlotMemory m;
@@ -107,9 +98,9 @@ SlotMemory make_memory(const Scenario& s, int slot) {
   return m;
 }
 
-RingPlan make_plan(const Scenario& s, int slot) {
-  RingPlan plan;
-  RingGeometry g{s.nslots, slot, s.segment};
+CollectivePlan make_plan(const Scenario& s, int slot) {
+  CollectivePlan plan;
+  PlanGeometry g{s.nslots, slot, s.segment};
   switch (s.collective) {
     case Collective::kAllreduce:
       plan_allreduce(plan, g, s.count, false);
@@ -198,7 +189,7 @@ class RingSimulator {
     }
   }
 
-  const RingPlan& plan(int slot) const { return plans_[idx(slot)]; }
+  const CollectivePlan& plan(int slot) const { return plans_[idx(slot)]; }
 
  private:
   static size_t idx(int slot) { return static_cast<size_t>(slot); }
@@ -206,8 +197,8 @@ class RingSimulator {
 
   void check_shapes() {
     for (int slot = 0; slot < n_; ++slot) {
-      const RingPlan& p = plans_[idx(slot)];
-      const RingPlan& q = plans_[idx(next(slot))];
+      const CollectivePlan& p = plans_[idx(slot)];
+      const CollectivePlan& q = plans_[idx(next(slot))];
       if (n_ == 1) {
         ASSERT_TRUE(p.sends.empty() && p.recvs.empty());
         continue;
@@ -229,7 +220,7 @@ class RingSimulator {
   }
 
   void local_copy(int slot) {
-    const RingPlan& p = plans_[idx(slot)];
+    const CollectivePlan& p = plans_[idx(slot)];
     SlotMemory& m = memory_[idx(slot)];
     if (p.copy_count == 0) return;
     ASSERT_LE(p.copy_from + p.copy_count, m.input_len);
@@ -257,7 +248,7 @@ class RingSimulator {
   }
 
   bool try_send(int slot) {
-    const RingPlan& p = plans_[idx(slot)];
+    const CollectivePlan& p = plans_[idx(slot)];
     size_t& j = next_send_[idx(slot)];
     if (j >= p.sends.size()) return false;
     const PlanSend& send = p.sends[j];
@@ -288,7 +279,7 @@ class RingSimulator {
   bool try_recv(int slot) {
     auto& channel = channels_[idx(slot)];
     if (channel.empty()) return false;
-    const RingPlan& p = plans_[idx(slot)];
+    const CollectivePlan& p = plans_[idx(slot)];
     size_t& k = next_recv_[idx(slot)];
     EXPECT_LT(k, p.recvs.size()) << "slot " << slot << " got an unexpected message";
     if (k >= p.recvs.size()) return false;
@@ -321,7 +312,7 @@ class RingSimulator {
 
   Scenario s_;
   int n_;
-  std::vector<RingPlan> plans_;
+  std::vector<CollectivePlan> plans_;
   std::vector<SlotMemory> memory_;
   std::vector<size_t> next_send_;
   std::vector<size_t> next_recv_;
@@ -343,7 +334,7 @@ std::vector<size_t> counts_for(int n) {
 
 const size_t kSegments[] = {1, 3, 64, size_t{1} << 20};
 
-TEST(RingPlan, AllreduceMatchesSerialReference) {
+TEST(CollectivePlan, AllreduceMatchesSerialReference) {
   for (int n = 1; n <= 8; ++n) {
     for (size_t count : counts_for(n)) {
       for (size_t seg : kSegments) {
@@ -356,7 +347,7 @@ TEST(RingPlan, AllreduceMatchesSerialReference) {
   }
 }
 
-TEST(RingPlan, ReduceScatterMatchesSerialReference) {
+TEST(CollectivePlan, ReduceScatterMatchesSerialReference) {
   for (int n = 1; n <= 8; ++n) {
     for (size_t count : counts_for(n)) {
       for (size_t seg : kSegments) {
@@ -369,7 +360,7 @@ TEST(RingPlan, ReduceScatterMatchesSerialReference) {
   }
 }
 
-TEST(RingPlan, AllgatherMatchesSerialReference) {
+TEST(CollectivePlan, AllgatherMatchesSerialReference) {
   for (int n = 1; n <= 8; ++n) {
     for (size_t count : counts_for(n)) {
       for (size_t seg : kSegments) {
@@ -382,7 +373,7 @@ TEST(RingPlan, AllgatherMatchesSerialReference) {
   }
 }
 
-TEST(RingPlan, BroadcastFromEveryRootMatches) {
+TEST(CollectivePlan, BroadcastFromEveryRootMatches) {
   for (int n = 1; n <= 8; ++n) {
     for (size_t count : counts_for(n)) {
       for (size_t seg : kSegments) {
@@ -397,8 +388,8 @@ TEST(RingPlan, BroadcastFromEveryRootMatches) {
   }
 }
 
-TEST(RingPlan, AverageSetsDivideFinalOnlyWithSeveralSlots) {
-  RingPlan plan;
+TEST(CollectivePlan, AverageSetsDivideFinalOnlyWithSeveralSlots) {
+  CollectivePlan plan;
   plan_allreduce(plan, {4, 1, 8}, 100, true);
   EXPECT_TRUE(plan.divide_final);
   plan_allreduce(plan, {4, 1, 8}, 100, false);
@@ -410,8 +401,8 @@ TEST(RingPlan, AverageSetsDivideFinalOnlyWithSeveralSlots) {
   EXPECT_TRUE(plan.divide_final);
 }
 
-TEST(RingPlan, PlanIsClearedWhenReused) {
-  RingPlan plan;
+TEST(CollectivePlan, PlanIsClearedWhenReused) {
+  CollectivePlan plan;
   plan_allreduce(plan, {4, 1, 1}, 1000, true);
   ASSERT_FALSE(plan.sends.empty());
   plan_broadcast(plan, {4, 1, 8}, 0, 0, false);
@@ -421,7 +412,7 @@ TEST(RingPlan, PlanIsClearedWhenReused) {
   EXPECT_EQ(plan.copy_count, 0u);
 }
 
-TEST(RingPlan, ChunksCoverTheBufferAndDifferByAtMostOne) {
+TEST(CollectivePlan, ChunksCoverTheBufferAndDifferByAtMostOne) {
   for (int n = 1; n <= 9; ++n) {
     for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}, size_t{4097}}) {
       size_t total = 0;
@@ -437,7 +428,7 @@ TEST(RingPlan, ChunksCoverTheBufferAndDifferByAtMostOne) {
   }
 }
 
-TEST(RingPlan, TestValuesMakeTheReductionOrderObservable) {
+TEST(CollectivePlan, TestValuesMakeTheReductionOrderObservable) {
   // Without this, a plan that reduced in another order could still pass.
   int differs = 0;
   for (size_t i = 0; i < 1000; ++i) {

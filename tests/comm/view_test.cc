@@ -2,6 +2,7 @@
 // of its slot, and only the processes at those links' ends act.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "comm/view.h"
@@ -26,6 +27,8 @@ View replaced(View v, int slot, uint64_t joiner) {
   return v;
 }
 
+const AlgorithmPolicy kRingOnly = AlgorithmPolicy::ring_only();
+
 const ProcessDelta* find(const std::vector<ProcessDelta>& d, uint64_t id) {
   for (const auto& p : d) {
     if (p.instance_id == id) return &p;
@@ -34,9 +37,9 @@ const ProcessDelta* find(const std::vector<ProcessDelta>& d, uint64_t id) {
 }
 
 TEST(View, RingPairs) {
-  EXPECT_TRUE(linked_pairs(ring(1)).empty());
-  EXPECT_EQ(linked_pairs(ring(2)), (std::vector<std::pair<int, int>>{{0, 1}}));
-  EXPECT_EQ(linked_pairs(ring(4)),
+  EXPECT_TRUE(linked_pairs(ring(1), kRingOnly).empty());
+  EXPECT_EQ(linked_pairs(ring(2), kRingOnly), (std::vector<std::pair<int, int>>{{0, 1}}));
+  EXPECT_EQ(linked_pairs(ring(4), kRingOnly),
             (std::vector<std::pair<int, int>>{{0, 1}, {0, 3}, {1, 2}, {2, 3}}));
 }
 
@@ -45,7 +48,7 @@ TEST(View, ReplacingASlotTouchesOnlyItsNeighbours) {
     for (int slot : {0, n / 2, n - 1}) {
       View old_view = ring(n);
       View new_view = replaced(old_view, slot, 999);
-      auto d = delta(old_view, new_view);
+      auto d = delta(old_view, new_view, kRingOnly);
       ASSERT_TRUE(d.ok()) << d.status().message();
       ASSERT_EQ(d->size(), 4u) << "n=" << n << " slot=" << slot;  // leaver, joiner, two neighbours
       int prev = (slot + n - 1) % n, next = (slot + 1) % n;
@@ -67,9 +70,50 @@ TEST(View, ReplacingASlotTouchesOnlyItsNeighbours) {
   }
 }
 
+// Under the default policy a slot is also linked to its recursive doubling
+// partners (comm/doubling_plan.h), written out here from the doc: s ^ 2^k
+// below the largest power of two p, and s +- p for the slots beyond it.
+std::set<int> doubling_partners(int n, int s) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  std::set<int> out;
+  if (s >= p) return {s - p};
+  for (int bit = 1; bit < p; bit *= 2) out.insert(s ^ bit);
+  if (s + p < n) out.insert(s + p);
+  return out;
+}
+
+TEST(View, WithRecursiveDoublingReplacingASlotTouchesOnlyItsLinks) {
+  const AlgorithmPolicy policy;  // the default: doubling for small allreduces
+  ASSERT_TRUE(policy.may_use_doubling());
+  for (int n = 2; n <= 40; ++n) {
+    for (int slot = 0; slot < n; ++slot) {
+      std::set<int> expected = doubling_partners(n, slot);
+      expected.insert((slot + 1) % n);
+      expected.insert((slot + n - 1) % n);
+      int log2n = 0;
+      while ((2 << log2n) <= n) ++log2n;
+      EXPECT_LE(expected.size(), static_cast<size_t>(log2n + 3)) << "n=" << n;
+      View old_view = ring(n);
+      auto d = delta(old_view, replaced(old_view, slot, 999), policy);
+      ASSERT_TRUE(d.ok()) << d.status().message();
+      ASSERT_EQ(d->size(), expected.size() + 2) << "n=" << n << " slot=" << slot;
+      const ProcessDelta* joiner = find(*d, 999);
+      ASSERT_TRUE(joiner);
+      EXPECT_EQ(std::set<int>(joiner->open.begin(), joiner->open.end()), expected)
+          << "n=" << n << " slot=" << slot;
+      for (int peer : expected) {
+        const ProcessDelta* p = find(*d, 100 + static_cast<uint64_t>(peer));
+        ASSERT_TRUE(p) << "n=" << n << " slot=" << slot << " peer=" << peer;
+        EXPECT_EQ(p->open, std::vector<int>{slot});
+      }
+    }
+  }
+}
+
 TEST(View, TwoSlots) {
   View old_view = ring(2);
-  auto d = delta(old_view, replaced(old_view, 1, 999));
+  auto d = delta(old_view, replaced(old_view, 1, 999), kRingOnly);
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->size(), 3u);
   EXPECT_EQ(find(*d, 100)->open, std::vector<int>{1});
@@ -80,7 +124,7 @@ TEST(View, TwoAdjacentJoinersLinkToEachOther) {
   View old_view = ring(5);
   View new_view = replaced(replaced(old_view, 2, 901), 3, 902);
   new_view.epoch = old_view.epoch + 1;
-  auto d = delta(old_view, new_view);
+  auto d = delta(old_view, new_view, kRingOnly);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(find(*d, 901)->open, (std::vector<int>{1, 3}));
   EXPECT_EQ(find(*d, 902)->open, (std::vector<int>{2, 4}));
@@ -91,7 +135,7 @@ TEST(View, PipelinePairsChangeToo) {
   View old_view = ring(6);
   old_view.extra_pairs = {{0, 3}, {3, 5}};
   View new_view = replaced(old_view, 3, 999);
-  auto d = delta(old_view, new_view);
+  auto d = delta(old_view, new_view, kRingOnly);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(find(*d, 999)->open, (std::vector<int>{0, 2, 4, 5}));
   EXPECT_EQ(find(*d, 100)->open, std::vector<int>{3});  // slot 0 via its pipeline pair
@@ -101,10 +145,10 @@ TEST(View, RejectsBadViews) {
   View old_view = ring(4);
   View same_epoch = replaced(old_view, 1, 999);
   same_epoch.epoch = old_view.epoch;
-  EXPECT_EQ(delta(old_view, same_epoch).status().code(), TM_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(delta(old_view, ring(5, 2)).status().code(), TM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(delta(old_view, same_epoch, kRingOnly).status().code(), TM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(delta(old_view, ring(5, 2), kRingOnly).status().code(), TM_ERROR_INVALID_ARGUMENT);
   View twice = replaced(old_view, 1, 102);  // process 102 would serve slots 1 and 2
-  EXPECT_EQ(delta(old_view, twice).status().code(), TM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(delta(old_view, twice, kRingOnly).status().code(), TM_ERROR_INVALID_ARGUMENT);
   View bad_pair = ring(4);
   bad_pair.extra_pairs = {{1, 1}};
   EXPECT_EQ(bad_pair.validate().code(), TM_ERROR_INVALID_ARGUMENT);

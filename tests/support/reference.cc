@@ -213,13 +213,37 @@ std::vector<int> chunk_of_elements(size_t count, int nslots) {
   return chunk_of;
 }
 
+// Element i as recursive doubling reduces it (comm/doubling_plan.h): with p
+// the largest power of two <= n, v(s) = x[s] OP x[s+p] for s < n - p and x[s]
+// otherwise, then the balanced tree V(a, 2m) = V(a, m) OP V(a + m, m) over
+// slots 0..p-1; TM_AVG divides the result once.
+Scalar doubling_element(const std::vector<Bytes>& inputs, tm_datatype_t type, tm_redop_t op,
+                        size_t i) {
+  const size_t n = inputs.size();
+  size_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  std::vector<Scalar> v;
+  for (size_t s = 0; s < p; ++s) {
+    Scalar x = element(inputs[s], type, i);
+    v.push_back(s + p < n ? combine(op, x, element(inputs[s + p], type, i)) : x);
+  }
+  for (size_t m = 1; m < p; m *= 2) {
+    for (size_t a = 0; a < p; a += 2 * m) v[a] = combine(op, v[a], v[a + m]);
+  }
+  return op == TM_AVG && n > 1 ? divided(v[0], static_cast<int>(n)) : v[0];
+}
+
 }  // namespace
 
 Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
-                          uint64_t salt) {
+                          uint64_t salt, Algorithm algorithm) {
   std::vector<Bytes> inputs = all_inputs(type, op, nslots, count, salt);
-  std::vector<int> chunk_of = chunk_of_elements(count, nslots);
   Bytes out(count * datatype_size(type));
+  if (algorithm == Algorithm::kDoubling) {
+    for (size_t i = 0; i < count; ++i) put(out, i, doubling_element(inputs, type, op, i));
+    return out;
+  }
+  std::vector<int> chunk_of = chunk_of_elements(count, nslots);
   for (size_t i = 0; i < count; ++i) put(out, i, reduce_element(inputs, type, op, chunk_of[i], i));
   return out;
 }

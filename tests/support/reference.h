@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "comm/algorithm.h"
 #include "trainmover/trainmover.h"
 
 namespace trainmover::testing {
@@ -20,9 +21,10 @@ using Bytes = std::vector<std::byte>;
 // `count` elements of slot `slot`'s input for a reduction with `op`.
 Bytes make_input(tm_datatype_t type, tm_redop_t op, int slot, size_t count, uint64_t salt = 0);
 
-// What every slot's output of an allreduce must be.
+// What every slot's output of an allreduce run with `algorithm` must be:
+// the order documented in comm/ring_plan.h or comm/doubling_plan.h.
 Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
-                          uint64_t salt = 0);
+                          uint64_t salt = 0, Algorithm algorithm = Algorithm::kRing);
 // What slot `slot` receives from reduce_scatter of recvcount elements each.
 Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot,
                                size_t recvcount, uint64_t salt = 0);

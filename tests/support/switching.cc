@@ -104,8 +104,10 @@ Result<uint64_t> run_iteration(Communicator& comm, int iteration, size_t count) 
       make_input(TM_FLOAT32, TM_SUM, comm.slot(), count, static_cast<uint64_t>(iteration));
   Bytes output(input.size());
   TM_RETURN_IF_ERROR(comm.allreduce(input.data(), output.data(), count, TM_FLOAT32, TM_SUM));
+  Algorithm algorithm = choose_algorithm(comm.config().algorithms, CollectiveKind::kAllreduce,
+                                         count * sizeof(float), comm.nslots());
   Bytes expected = reference_allreduce(TM_FLOAT32, TM_SUM, comm.nslots(), count,
-                                       static_cast<uint64_t>(iteration));
+                                       static_cast<uint64_t>(iteration), algorithm);
   if (std::memcmp(output.data(), expected.data(), output.size()) != 0) {
     return error(TM_ERROR_INTERNAL, "slot ", comm.slot(), ": iteration ", iteration,
                  " differs from the serial reference");

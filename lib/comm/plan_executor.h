@@ -1,17 +1,18 @@
-// RingExecutor: runs one slot's RingPlan over two links (send to the next
-// slot, receive from the previous one; the same link when nslots == 2).
+// PlanExecutor: runs one slot's CollectivePlan (comm/collective_plan.h) over
+// the links to the peer slots the plan names.
 //
 // It posts as far ahead as the plan's dependencies, the staging pool and the
 // links' queue depth allow, reduces each received segment as soon as it is
-// complete, and forwards it. Engine thread only. Allocates nothing once its
-// handle vectors have grown to the largest plan seen.
+// complete (and, for a combine into output, once the send reading that
+// output is done), and forwards it. Engine thread only. Allocates nothing
+// once its handle vectors have grown to the largest plan seen.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "comm/ring_plan.h"
+#include "comm/collective_plan.h"
 #include "comm/staging.h"
 #include "common/status.h"
 #include "trainmover/trainmover.h"
@@ -19,7 +20,7 @@
 
 namespace trainmover {
 
-struct RingBuffers {
+struct PlanBuffers {
   const std::byte* input = nullptr;
   std::byte* output = nullptr;
   tm_datatype_t type = TM_FLOAT32;
@@ -27,17 +28,23 @@ struct RingBuffers {
   int nslots = 1;
 };
 
-class RingExecutor {
+class PlanExecutor {
  public:
   enum class State { kRunning, kDone, kFailed };
 
-  // Prepares to run `plan`; both must stay valid until the run ends.
-  void start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
-             transport::Link* from_prev, uint64_t tag, StagingPool& staging,
+  // Prepares to run `plan`. `links` (index: slot) holds a live link to
+  // every peer the plan names. The plan, the links and the buffers must stay
+  // valid until the run ends.
+  void start(const CollectivePlan& plan, const PlanBuffers& buffers,
+             const std::vector<transport::Link*>& links, uint64_t tag, StagingPool& staging,
              size_t max_outstanding);
   // Advances as far as possible without blocking. Sets `progressed` when any
   // request completed.
   State poll(bool& progressed);
+  // Completes what has completed, posting nothing new: true when every
+  // request of the plan is done. For a run whose communicator has just
+  // failed: its messages may all have arrived before the failure did.
+  bool settle();
   // Why the run failed (State kFailed).
   const Status& status() const { return status_; }
   // The slot the run waits for: the peer of its oldest incomplete request.
@@ -53,12 +60,12 @@ class RingExecutor {
   void apply(const PlanRecv& recv, int staging_slot);
   std::byte* in_ptr(size_t elems) const;
   std::byte* out_ptr(size_t elems) const;
+  transport::Link& link(int peer) const { return *(*links_)[static_cast<size_t>(peer)]; }
 
-  const RingPlan* plan_ = nullptr;
-  RingBuffers buf_;
+  const CollectivePlan* plan_ = nullptr;
+  PlanBuffers buf_;
   size_t elem_ = 4;
-  transport::Link* next_ = nullptr;
-  transport::Link* prev_ = nullptr;
+  const std::vector<transport::Link*>* links_ = nullptr;
   uint64_t tag_ = 0;
   StagingPool* staging_ = nullptr;
   size_t max_outstanding_ = 64;

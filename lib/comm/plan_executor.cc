@@ -1,4 +1,4 @@
-#include "comm/ring_executor.h"
+#include "comm/plan_executor.h"
 
 #include <cstring>
 
@@ -18,14 +18,13 @@ Status failure_of(const transport::Link& link) {
 }
 }  // namespace
 
-void RingExecutor::start(const RingPlan& plan, const RingBuffers& buffers, transport::Link* to_next,
-                         transport::Link* from_prev, uint64_t tag, StagingPool& staging,
-                         size_t max_outstanding) {
+void PlanExecutor::start(const CollectivePlan& plan, const PlanBuffers& buffers,
+                         const std::vector<transport::Link*>& links, uint64_t tag,
+                         StagingPool& staging, size_t max_outstanding) {
   plan_ = &plan;
   buf_ = buffers;
   elem_ = datatype_size(buffers.type);
-  next_ = to_next;
-  prev_ = from_prev;
+  links_ = &links;
   tag_ = tag;
   staging_ = &staging;
   max_outstanding_ = max_outstanding;
@@ -39,12 +38,12 @@ void RingExecutor::start(const RingPlan& plan, const RingBuffers& buffers, trans
   }
 }
 
-std::byte* RingExecutor::in_ptr(size_t elems) const {
+std::byte* PlanExecutor::in_ptr(size_t elems) const {
   return const_cast<std::byte*>(buf_.input) + elems * elem_;
 }
-std::byte* RingExecutor::out_ptr(size_t elems) const { return buf_.output + elems * elem_; }
+std::byte* PlanExecutor::out_ptr(size_t elems) const { return buf_.output + elems * elem_; }
 
-RingExecutor::State RingExecutor::poll(bool& progressed) {
+PlanExecutor::State PlanExecutor::poll(bool& progressed) {
   progressed = false;
   while (status_.ok()) {
     bool completed = complete_recvs();
@@ -61,23 +60,34 @@ RingExecutor::State RingExecutor::poll(bool& progressed) {
   return done ? State::kDone : State::kRunning;
 }
 
-bool RingExecutor::complete_recvs() {
+bool PlanExecutor::settle() {
+  if (plan_ == nullptr) return false;
+  while (status_.ok() && (complete_recvs() || complete_sends())) {
+  }
+  return status_.ok() && sends_done_ == plan_->sends.size() && recvs_done_ == plan_->recvs.size();
+}
+
+bool PlanExecutor::complete_recvs() {
   bool any = false;
   while (recvs_done_ < recvs_posted_) {
-    RequestState st = prev_->test(recv_handles_[recvs_done_]);
+    const PlanRecv& recv = plan_->recvs[recvs_done_];
+    transport::Link& from = link(recv.peer);
+    RequestState st = from.test(recv_handles_[recvs_done_]);
     if (st == RequestState::kFailed) {
-      status_ = failure_of(*prev_);
+      status_ = failure_of(from);
       return any;
     }
     if (st != RequestState::kDone) break;
-    apply(plan_->recvs[recvs_done_], recv_slot_[recvs_done_]);
+    // A combine overwrites output that an earlier send reads.
+    if (recv.after_send >= 0 && static_cast<size_t>(recv.after_send) >= sends_done_) break;
+    apply(recv, recv_slot_[recvs_done_]);
     ++recvs_done_;
     any = true;
   }
   return any;
 }
 
-void RingExecutor::apply(const PlanRecv& recv, int staging_slot) {
+void PlanExecutor::apply(const PlanRecv& recv, int staging_slot) {
   switch (recv.action) {
     case RecvAction::kIntoOutput:
       return;
@@ -94,19 +104,33 @@ void RingExecutor::apply(const PlanRecv& recv, int staging_slot) {
       staging_->release(staging_slot);
       return;
     }
+    case RecvAction::kCombineAfterOutput:
+    case RecvAction::kCombineBeforeOutput: {
+      std::byte* out = out_ptr(recv.offset);
+      const std::byte* theirs = staging_->data(staging_slot);
+      if (recv.action == RecvAction::kCombineAfterOutput) {
+        reduce(buf_.op, buf_.type, out, out, theirs, recv.count);
+      } else {
+        reduce(buf_.op, buf_.type, out, theirs, out, recv.count);
+      }
+      if (recv.final && plan_->divide_final) divide(buf_.type, out, recv.count, buf_.nslots);
+      staging_->release(staging_slot);
+      return;
+    }
   }
 }
 
-bool RingExecutor::complete_sends() {
+bool PlanExecutor::complete_sends() {
   bool any = false;
   while (sends_done_ < sends_posted_) {
-    RequestState st = next_->test(send_handles_[sends_done_]);
+    const PlanSend& s = plan_->sends[sends_done_];
+    transport::Link& to = link(s.peer);
+    RequestState st = to.test(send_handles_[sends_done_]);
     if (st == RequestState::kFailed) {
-      status_ = failure_of(*next_);
+      status_ = failure_of(to);
       return any;
     }
     if (st != RequestState::kDone) break;
-    const PlanSend& s = plan_->sends[sends_done_];
     if (s.source == PlanBuffer::kStaging)
       staging_->release(recv_slot_[static_cast<size_t>(s.after_recv)]);
     ++sends_done_;
@@ -115,7 +139,7 @@ bool RingExecutor::complete_sends() {
   return any;
 }
 
-bool RingExecutor::post_sends() {
+bool PlanExecutor::post_sends() {
   size_t before = sends_posted_;
   while (sends_posted_ < plan_->sends.size() && sends_posted_ - sends_done_ < max_outstanding_) {
     const PlanSend& s = plan_->sends[sends_posted_];
@@ -132,13 +156,13 @@ bool RingExecutor::post_sends() {
         data = staging_->data(recv_slot_[static_cast<size_t>(s.after_recv)]);
         break;
     }
-    send_handles_[sends_posted_] = next_->post_send(tag_, {data, s.count * elem_});
+    send_handles_[sends_posted_] = link(s.peer).post_send(tag_, {data, s.count * elem_});
     ++sends_posted_;
   }
   return sends_posted_ != before;
 }
 
-bool RingExecutor::post_recvs() {
+bool PlanExecutor::post_recvs() {
   size_t before = recvs_posted_;
   while (recvs_posted_ < plan_->recvs.size() && recvs_posted_ - recvs_done_ < max_outstanding_) {
     const PlanRecv& r = plan_->recvs[recvs_posted_];
@@ -151,20 +175,20 @@ bool RingExecutor::post_recvs() {
       recv_slot_[recvs_posted_] = slot;
       dst = staging_->data(slot);
     }
-    recv_handles_[recvs_posted_] = prev_->post_recv(tag_, {dst, r.count * elem_});
+    recv_handles_[recvs_posted_] = link(r.peer).post_recv(tag_, {dst, r.count * elem_});
     ++recvs_posted_;
   }
   return recvs_posted_ != before;
 }
 
-int RingExecutor::waiting_on() const {
+int PlanExecutor::waiting_on() const {
   if (plan_ == nullptr) return -1;
-  if (recvs_done_ < plan_->recvs.size()) return prev_->peer_slot();
-  if (sends_done_ < plan_->sends.size()) return next_->peer_slot();
+  if (recvs_done_ < plan_->recvs.size()) return plan_->recvs[recvs_done_].peer;
+  if (sends_done_ < plan_->sends.size()) return plan_->sends[sends_done_].peer;
   return -1;
 }
 
-void RingExecutor::abandon() {
+void PlanExecutor::abandon() {
   if (staging_ != nullptr) staging_->reset();
   plan_ = nullptr;
 }

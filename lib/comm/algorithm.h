@@ -1,0 +1,67 @@
+// Which algorithm runs a collective, and the links the algorithms need.
+//
+// Every slot must run the same algorithm for a call, so the choice depends
+// only on the call (its size in bytes and N) and on the communicator's
+// policy, which every process of a job reads from the same TRAINMOVER_ALGO
+// and TRAINMOVER_ALGO_THRESHOLDS (trainmover(7)).
+//
+// Two algorithms: the pipelined ring (comm/ring_plan.h), bandwidth-optimal,
+// for large buffers, and recursive doubling (comm/doubling_plan.h), about
+// log2 N dependent steps, for small ones: allreduce, allgather (and so the
+// barrier) and broadcast have both; reduce_scatter runs on the ring.
+//
+// Links: a communicator whose policy can choose recursive doubling links
+// every pair of slots either algorithm exchanges over (the ring's
+// neighbours and the doubling partners: at most log2(N) + 3 links a slot),
+// at start-up and in every switch, so that no call connects anything and a
+// switch still changes only the links that touch the replaced slot.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+
+namespace trainmover {
+
+enum class Algorithm { kRing, kDoubling };
+enum class CollectiveKind { kAllreduce, kReduceScatter, kAllgather, kBroadcast };
+
+const char* algorithm_name(Algorithm algorithm);
+
+struct AlgorithmPolicy {
+  enum class Force { kNone, kRing, kDoubling };
+  Force force = Force::kNone;  // TRAINMOVER_ALGO: auto, ring, doubling
+  // TRAINMOVER_ALGO_THRESHOLDS "doubling:B": a call whose larger buffer has
+  // at most B bytes runs recursive doubling where the collective has it (0:
+  // never). The default is where the two crossed on this project's
+  // reference host (docs/collectives.md).
+  size_t doubling_max_bytes = kDefaultDoublingMaxBytes;
+
+  static constexpr size_t kDefaultDoublingMaxBytes = size_t{64} << 10;
+
+  // Whether some call can run recursive doubling (its links are then opened).
+  bool may_use_doubling() const;
+  // "ring", "ring+doubling": the links this policy opens, for reports.
+  const char* link_graph_name() const;
+  // Every call on the ring: only the ring's links.
+  static AlgorithmPolicy ring_only();
+};
+
+// TRAINMOVER_ALGO: "auto" (or empty), "ring" or "doubling".
+Result<AlgorithmPolicy::Force> parse_algorithm_force(std::string_view text);
+// TRAINMOVER_ALGO_THRESHOLDS: "doubling:SIZE" (SIZE as 64K, 1M, 0).
+Result<size_t> parse_algorithm_thresholds(std::string_view text);
+
+// The algorithm of a call of `kind` over `nslots` slots whose larger buffer
+// (allgather: the output) has `bytes` bytes.
+Algorithm choose_algorithm(const AlgorithmPolicy& policy, CollectiveKind kind, size_t bytes,
+                           int nslots);
+
+// The slot pairs (lower, higher), sorted and unique, that the policy's
+// algorithms exchange over among `nslots` slots.
+std::vector<std::pair<int, int>> algorithm_pairs(const AlgorithmPolicy& policy, int nslots);
+
+}  // namespace trainmover

@@ -1,0 +1,382 @@
+// Tests of recursive doubling (comm/doubling_plan.h) with an in-memory
+// simulator: the plans of all slots run together, each pair of slots a FIFO
+// channel per direction, receives applied only once their plan allows it; the
+// results of allreduce, broadcast and allgather are compared bit for bit with
+// serial references written from the documented orders. And the choice of
+// algorithm (comm/algorithm.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/algorithm.h"
+#include "comm/doubling_plan.h"
+#include "support/plan_values.h"
+
+namespace trainmover {
+namespace {
+
+using testing::kPoison;
+
+float value_of(int slot, size_t i) { return testing::plan_value(slot, i); }
+
+// The documented order: v(s) = x[s] + x[s+p] for s < n - p, then the
+// balanced tree over slots 0..p-1, each pair's lower half first.
+float tree(const std::vector<float>& v, size_t a, size_t width) {
+  if (width == 1) return v[a];
+  return tree(v, a, width / 2) + tree(v, a + width / 2, width / 2);
+}
+
+float expected(int n, size_t i) {
+  size_t p = 1;
+  while (p * 2 <= static_cast<size_t>(n)) p *= 2;
+  std::vector<float> v;
+  for (size_t s = 0; s < p; ++s) {
+    float x = value_of(static_cast<int>(s), i);
+    v.push_back(s + p < static_cast<size_t>(n) ? x + value_of(static_cast<int>(s + p), i) : x);
+  }
+  return tree(v, 0, p);
+}
+
+enum class Kind { kAllreduce, kBroadcast, kAllgather };
+
+struct Scenario {
+  Kind kind = Kind::kAllreduce;
+  int n = 1;
+  size_t count = 0;  // allgather: sendcount
+  size_t segment = 1;
+  bool in_place = false;
+  int root = 0;
+
+  size_t output_len() const {
+    return kind == Kind::kAllgather ? count * static_cast<size_t>(n) : count;
+  }
+  // In place, allgather's input is the slot's block of output.
+  size_t input_at(int slot) const {
+    return kind == Kind::kAllgather && in_place ? count * static_cast<size_t>(slot) : 0;
+  }
+  float want(int slot, size_t i) const {
+    (void)slot;
+    switch (kind) {
+      case Kind::kAllreduce:
+        return expected(n, i);
+      case Kind::kBroadcast:
+        return value_of(root, i);
+      case Kind::kAllgather:
+        return value_of(static_cast<int>(i / count), i % count);
+    }
+    return 0;
+  }
+  std::string describe() const {
+    const char* names[] = {"allreduce", "broadcast", "allgather"};
+    return std::string(names[static_cast<int>(kind)]) + " n=" + std::to_string(n) +
+           " count=" + std::to_string(count) + " segment=" + std::to_string(segment) +
+           " root=" + std::to_string(root) + (in_place ? " in-place" : "");
+  }
+};
+
+struct Slot {
+  CollectivePlan plan;
+  std::vector<float> input, output;
+  std::map<size_t, std::vector<float>> staged;  // by receive index
+  size_t sends = 0, recvs = 0;
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const Scenario& sc) : sc_(sc), n_(sc.n), slots_(static_cast<size_t>(sc.n)) {
+    for (int s = 0; s < n_; ++s) {
+      Slot& slot = at(s);
+      PlanGeometry g{n_, s, sc.segment};
+      switch (sc.kind) {
+        case Kind::kAllreduce:
+          plan_allreduce_doubling(slot.plan, g, sc.count, false);
+          break;
+        case Kind::kBroadcast:
+          plan_broadcast_doubling(slot.plan, g, sc.count, sc.root, sc.in_place);
+          break;
+        case Kind::kAllgather:
+          plan_allgather_doubling(slot.plan, g, sc.count, sc.in_place);
+          break;
+      }
+      const bool has_input = sc.kind != Kind::kBroadcast || s == sc.root;
+      slot.input.assign(sc.count, kPoison);
+      if (has_input) {
+        for (size_t i = 0; i < sc.count; ++i) slot.input[i] = value_of(s, i);
+      }
+      slot.output.assign(sc.output_len(), kPoison);
+      if (sc.in_place && has_input) {
+        std::copy(slot.input.begin(), slot.input.end(),
+                  slot.output.begin() + static_cast<ptrdiff_t>(sc.input_at(s)));
+      }
+    }
+  }
+
+  void run() {
+    for (int s = 0; s < n_; ++s) copy(at(s), s);
+    bool progressed = true;
+    while (progressed) {
+      progressed = false;
+      for (int s = 0; s < n_; ++s) {
+        while (send(s)) progressed = true;
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      for (int s = 0; s < n_; ++s) {
+        while (recv(s)) progressed = true;
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+    for (int s = 0; s < n_; ++s) {
+      ASSERT_EQ(at(s).sends, at(s).plan.sends.size()) << "slot " << s << " stuck on a send";
+      ASSERT_EQ(at(s).recvs, at(s).plan.recvs.size()) << "slot " << s << " stuck on a receive";
+    }
+    for (const auto& [pair, channel] : channels_)
+      EXPECT_TRUE(channel.empty()) << pair.first << " -> " << pair.second << " left messages";
+  }
+
+  void check_results() {
+    for (int s = 0; s < n_; ++s) {
+      for (size_t i = 0; i < sc_.output_len(); ++i) {
+        float want = sc_.want(s, i);
+        ASSERT_EQ(std::bit_cast<uint32_t>(at(s).output[i]), std::bit_cast<uint32_t>(want))
+            << "slot " << s << " element " << i << ": " << at(s).output[i] << " want " << want;
+      }
+    }
+  }
+
+  const CollectivePlan& plan(int s) { return at(s).plan; }
+
+ private:
+  Slot& at(int s) { return slots_[static_cast<size_t>(s)]; }
+  const float* input(Slot& slot, int s) const {
+    return sc_.in_place ? slot.output.data() + sc_.input_at(s) : slot.input.data();
+  }
+
+  void copy(Slot& slot, int s) {
+    const CollectivePlan& p = slot.plan;
+    ASSERT_LE(p.copy_from + p.copy_count, sc_.count);
+    ASSERT_LE(p.copy_to + p.copy_count, sc_.output_len());
+    std::vector<float> tmp(input(slot, s) + p.copy_from,
+                           input(slot, s) + p.copy_from + p.copy_count);
+    std::copy(tmp.begin(), tmp.end(), slot.output.begin() + static_cast<ptrdiff_t>(p.copy_to));
+  }
+
+  bool send(int s) {
+    Slot& slot = at(s);
+    if (slot.sends >= slot.plan.sends.size()) return false;
+    const PlanSend& send = slot.plan.sends[slot.sends];
+    if (send.after_recv >= 0 && static_cast<size_t>(send.after_recv) >= slot.recvs) return false;
+    EXPECT_TRUE(send.peer >= 0 && send.peer < n_ && send.peer != s) << "slot " << s;
+    EXPECT_NE(send.source, PlanBuffer::kStaging);
+    EXPECT_LE(send.offset + send.count,
+              send.source == PlanBuffer::kInput ? sc_.count : sc_.output_len());
+    if (::testing::Test::HasFailure()) return false;
+    const float* from = send.source == PlanBuffer::kInput ? input(slot, s) : slot.output.data();
+    channels_[{s, send.peer}].emplace_back(from + send.offset, from + send.offset + send.count);
+    ++slot.sends;
+    return true;
+  }
+
+  // Takes the message for the next receive off its channel when one is
+  // there, and applies it when the plan allows (after its send).
+  bool recv(int s) {
+    Slot& slot = at(s);
+    if (slot.recvs >= slot.plan.recvs.size()) return false;
+    const PlanRecv& r = slot.plan.recvs[slot.recvs];
+    auto& channel = channels_[{r.peer, s}];
+    if (!slot.staged.count(slot.recvs)) {
+      if (channel.empty()) return false;
+      EXPECT_EQ(channel.front().size(), r.count) << "slot " << s << " receive " << slot.recvs;
+      slot.staged[slot.recvs] = std::move(channel.front());
+      channel.pop_front();
+    }
+    if (r.after_send >= 0 && static_cast<size_t>(r.after_send) >= slot.sends) return false;
+    std::vector<float> got = std::move(slot.staged[slot.recvs]);
+    slot.staged.erase(slot.recvs);
+    EXPECT_LE(r.offset + r.count, sc_.output_len());
+    if (::testing::Test::HasFailure()) return false;
+    float* out = slot.output.data() + r.offset;
+    for (size_t i = 0; i < got.size() && i < r.count; ++i) {
+      switch (r.action) {
+        case RecvAction::kIntoOutput:
+          out[i] = got[i];
+          break;
+        case RecvAction::kCombineAfterOutput:
+          out[i] = out[i] + got[i];
+          break;
+        case RecvAction::kCombineBeforeOutput:
+          out[i] = got[i] + out[i];
+          break;
+        default:
+          ADD_FAILURE() << "recursive doubling uses no ring action";
+          return false;
+      }
+    }
+    ++slot.recvs;
+    return true;
+  }
+
+  Scenario sc_;
+  int n_;
+  std::vector<Slot> slots_;
+  std::map<std::pair<int, int>, std::deque<std::vector<float>>> channels_;
+};
+
+TEST(DoublingPlan, EverySlotCountAndSegmentMatchesTheDocumentedOrder) {
+  for (int n = 1; n <= 17; ++n) {
+    for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(n) - 1,
+                         static_cast<size_t>(n) + 1, size_t{1001}}) {
+      for (size_t segment : {size_t{1}, size_t{3}, size_t{64}, size_t{4096}}) {
+        for (bool in_place : {false, true}) {
+          Scenario sc{Kind::kAllreduce, n, count, segment, in_place, 0};
+          SCOPED_TRACE(sc.describe());
+          Simulator sim(sc);
+          sim.run();
+          if (HasFatalFailure()) return;
+          sim.check_results();
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// Every root, and every slot's block, reaches every slot; what a slot
+// already has is never received again.
+TEST(DoublingPlan, BroadcastAndAllgatherOfEveryRootAndSize) {
+  for (int n = 1; n <= 13; ++n) {
+    for (size_t count : {size_t{0}, size_t{1}, size_t{5}, size_t{37}}) {
+      for (size_t segment : {size_t{1}, size_t{4}, size_t{64}}) {
+        for (bool in_place : {false, true}) {
+          std::vector<Scenario> scenarios = {{Kind::kAllgather, n, count, segment, in_place, 0}};
+          for (int root = 0; root < n; ++root)
+            scenarios.push_back({Kind::kBroadcast, n, count, segment, in_place, root});
+          for (const Scenario& sc : scenarios) {
+            SCOPED_TRACE(sc.describe());
+            Simulator sim(sc);
+            sim.run();
+            if (HasFatalFailure()) return;
+            sim.check_results();
+            if (HasFatalFailure()) return;
+            size_t received = 0;
+            for (int s = 0; s < n; ++s) {
+              for (const PlanRecv& r : sim.plan(s).recvs) received += r.count;
+            }
+            // Each slot receives exactly what it lacks.
+            size_t lacking = sc.kind == Kind::kBroadcast ? count * static_cast<size_t>(n - 1)
+                                                         : count * static_cast<size_t>(n) * (n - 1);
+            EXPECT_EQ(received, lacking);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Each slot exchanges with ceil(log2 n) or fewer partners, plus its fold
+// partner, all among doubling_pairs(); messages hold at most a segment.
+TEST(DoublingPlan, PeersAreTheDocumentedPairsAndMessagesASegment) {
+  for (int n = 2; n <= 33; ++n) {
+    auto pairs = doubling_pairs(n);
+    int log2n = 0;
+    while ((2 << log2n) <= n) ++log2n;
+    for (int s = 0; s < n; ++s) {
+      for (int kind = 0; kind < 4; ++kind) {
+        CollectivePlan plan;
+        PlanGeometry g{n, s, 7};
+        if (kind == 0) plan_allreduce_doubling(plan, g, 100, false);
+        if (kind == 1) plan_allgather_doubling(plan, g, 100, false);
+        if (kind >= 2) plan_broadcast_doubling(plan, g, 100, kind == 2 ? 0 : n - 1, false);
+        std::set<int> peers;
+        for (const PlanSend& send : plan.sends) {
+          peers.insert(send.peer);
+          EXPECT_LE(send.count, 7u);
+        }
+        for (const PlanRecv& recv : plan.recvs) peers.insert(recv.peer);
+        EXPECT_LE(peers.size(), static_cast<size_t>(log2n + 1)) << "n=" << n << " slot=" << s;
+        for (int peer : peers) {
+          std::pair<int, int> pair{std::min(s, peer), std::max(s, peer)};
+          EXPECT_TRUE(std::binary_search(pairs.begin(), pairs.end(), pair))
+              << "n=" << n << " slot " << s << " talks to " << peer << " (plan " << kind << ")";
+        }
+      }
+    }
+  }
+}
+
+TEST(DoublingPlan, AverageDividesOnlyTheFinalCombine) {
+  CollectivePlan plan;
+  plan_allreduce_doubling(plan, PlanGeometry{6, 1, 10}, 25, true);
+  EXPECT_TRUE(plan.divide_final);
+  int finals = 0;
+  for (const PlanRecv& r : plan.recvs) finals += r.final;
+  EXPECT_EQ(finals, 3);  // one per segment: 25 elements in segments of 10
+  plan_allreduce_doubling(plan, PlanGeometry{6, 5, 10}, 25, true);  // beyond p = 4
+  for (const PlanRecv& r : plan.recvs) EXPECT_EQ(r.action, RecvAction::kIntoOutput);
+}
+
+TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
+  AlgorithmPolicy policy;  // default
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 4096, 4), Algorithm::kDoubling);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce,
+                             AlgorithmPolicy::kDefaultDoublingMaxBytes, 4),
+            Algorithm::kDoubling);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce,
+                             AlgorithmPolicy::kDefaultDoublingMaxBytes + 1, 4),
+            Algorithm::kRing);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 4096, 1), Algorithm::kRing);
+  policy.doubling_max_bytes = 0;
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 0, 4), Algorithm::kRing);
+  EXPECT_FALSE(policy.may_use_doubling());
+  policy.force = AlgorithmPolicy::Force::kDoubling;
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, size_t{1} << 30, 4),
+            Algorithm::kDoubling);
+  EXPECT_TRUE(policy.may_use_doubling());
+  EXPECT_EQ(choose_algorithm(AlgorithmPolicy::ring_only(), CollectiveKind::kAllreduce, 4, 4),
+            Algorithm::kRing);
+  // The same threshold for allgather (its output) and broadcast; never for
+  // reduce_scatter, which has no recursive doubling.
+  const AlgorithmPolicy by_size;
+  for (CollectiveKind kind : {CollectiveKind::kAllgather, CollectiveKind::kBroadcast}) {
+    EXPECT_EQ(choose_algorithm(by_size, kind, 4096, 4), Algorithm::kDoubling);
+    EXPECT_EQ(choose_algorithm(by_size, kind, size_t{1} << 20, 4), Algorithm::kRing);
+  }
+  EXPECT_EQ(choose_algorithm(by_size, CollectiveKind::kReduceScatter, 4096, 4), Algorithm::kRing);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kReduceScatter, 4096, 4), Algorithm::kRing);
+}
+
+TEST(Algorithm, ParsesTheVariablesAndNamesWhatIsWrong) {
+  EXPECT_EQ(parse_algorithm_force("").value(), AlgorithmPolicy::Force::kNone);
+  EXPECT_EQ(parse_algorithm_force("auto").value(), AlgorithmPolicy::Force::kNone);
+  EXPECT_EQ(parse_algorithm_force("ring").value(), AlgorithmPolicy::Force::kRing);
+  EXPECT_EQ(parse_algorithm_force("doubling").value(), AlgorithmPolicy::Force::kDoubling);
+  auto bad = parse_algorithm_force("tree");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("'tree'"), std::string::npos);
+  EXPECT_EQ(parse_algorithm_thresholds("doubling:64K").value(), 65536u);
+  EXPECT_EQ(parse_algorithm_thresholds("doubling:0").value(), 0u);
+  for (const char* text : {"", "doubling", "doubling:", "doubling:x", "ring:4K", "doubling:-1"}) {
+    EXPECT_FALSE(parse_algorithm_thresholds(text).ok()) << text;
+  }
+}
+
+TEST(Algorithm, LinksAreTheRingAndTheDoublingPairsOnlyWhenUsed) {
+  EXPECT_EQ(algorithm_pairs(AlgorithmPolicy::ring_only(), 4),
+            (std::vector<std::pair<int, int>>{{0, 1}, {0, 3}, {1, 2}, {2, 3}}));
+  EXPECT_EQ(algorithm_pairs(AlgorithmPolicy{}, 4),
+            (std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}));
+  // 6 slots: doubling pairs among 0..3 plus the folds (0,4) and (1,5).
+  EXPECT_EQ(doubling_pairs(6),
+            (std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {0, 4}, {1, 3}, {1, 5}, {2, 3}}));
+  EXPECT_TRUE(algorithm_pairs(AlgorithmPolicy{}, 1).empty());
+}
+
+}  // namespace
+}  // namespace trainmover
