@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "cli/command_line.h"
+#include "comm/config.h"
 #include "common/parse.h"
 #include "common/status.h"
 #include "common/str.h"
@@ -126,6 +127,17 @@ ParsedSwitch parse_switch_options(int argc, char** argv) {
     exit_code = command_line.usage_error(str_cat("--victim ", o.victim,
                                                  " is not a slot of the smallest communicator (",
                                                  smallest, " slots)"));
+  }
+  if (!exit_code) {
+    // The workers inherit the environment: their links are the ones it names.
+    tm_config_t c = TM_CONFIG_INITIALIZER;
+    Status env = init_config(c);
+    auto policy = env.ok() ? algorithm_policy(c) : Result<AlgorithmPolicy>(env);
+    if (policy.ok()) {
+      parsed.options.link_graph = policy.value().link_graph_name();
+    } else {
+      exit_code = command_line.usage_error(policy.status().message());
+    }
   }
   parsed.exit_now = exit_code.has_value();
   parsed.exit_code = exit_code.value_or(0);

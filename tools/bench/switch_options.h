@@ -37,6 +37,9 @@ struct SwitchOptions {
   double timeout_s = 60;  // every wait of one round
   bool json = false;
   bool trace = false;  // per-process timestamps on stderr
+  // The links the job's communicators open, from TRAINMOVER_ALGO and
+  // TRAINMOVER_ALGO_THRESHOLDS (comm/algorithm.h): "ring" or "ring+doubling".
+  std::string link_graph = "ring+doubling";
 
   int victim_for(int n) const { return victim >= 0 ? victim : n / 2; }
 };

@@ -63,6 +63,7 @@ void SwitchReport::print_json() const {
     Json line = {{"mode", mode_name(mode)},
                  {"impl", impl_name(impl)},
                  {"nranks", n},
+                 {"links_of", options_.link_graph},
                  {"links_opened", count_value(median(mode, impl, n, "links_opened"))},
                  {"links_closed", count_value(median(mode, impl, n, "links_closed"))},
                  {"switchover_s", median(mode, impl, n, "switchover_s")},
@@ -107,8 +108,9 @@ void SwitchReport::print_goals(SwitchMode mode) const {
 
 void SwitchReport::print_table() const {
   std::printf(
-      "# switch: one slot's process replaced by a standby; median of %d rounds; ms after t0\n",
-      options_.rounds);
+      "# switch: one slot's process replaced by a standby; median of %d rounds; ms after t0; "
+      "links of %s\n",
+      options_.rounds, options_.link_graph.c_str());
   std::printf("%-10s %-7s %3s %11s %11s %11s %11s %11s %11s %11s %11s %11s\n", "mode", "impl", "N",
               "links o/c", "switchover", "switch_all", "local", "cpu", "first_coll", "detection",
               "join_conn", "prepare");

@@ -3,6 +3,8 @@
 // key with a positive, finite value.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cmath>
 #include <set>
 
@@ -84,6 +86,29 @@ TEST(SwitchProgram, SmallRunOfBothModesPrintsEveryKey) {
   std::set<std::string> expected = {"planned/delta", "planned/rebuild", "unexpected/delta",
                                     "unexpected/rebuild"};
   EXPECT_EQ(cells, expected) << run.all;
+}
+
+// With recursive doubling's links (the default) victim 1 of 4 has three
+// links (slots 0 and 2 of the ring, 3 its doubling partner), on the ring
+// alone two: the delta swaps those, counted at both ends.
+TEST(SwitchProgram, LinksChangedUnderEachAlgorithm) {
+  for (const char* algo : {"ring", "auto"}) {
+    ::setenv("TRAINMOVER_ALGO", algo, 1);
+    ToolRun run = bench("switch --nranks 4 --victim 1 --rounds 1 --impl delta --json", 60);
+    ::unsetenv("TRAINMOVER_ALGO");
+    ASSERT_EQ(run.status, 0) << algo << ": " << run.all;
+    auto lines = json_lines(run.out);
+    ASSERT_EQ(lines.size(), 1u) << run.all;
+    const bool ring = std::string(algo) == "ring";
+    EXPECT_EQ(json_string(lines[0], "links_of"), ring ? "ring" : "ring+doubling") << algo;
+    EXPECT_EQ(number(lines[0], "links_opened"), ring ? 4 : 6) << algo;
+    EXPECT_EQ(number(lines[0], "links_closed"), ring ? 4 : 6) << algo;
+  }
+  ::setenv("TRAINMOVER_ALGO", "tree", 1);
+  ToolRun bad = bench("switch --nranks 4 --rounds 1", 60);
+  ::unsetenv("TRAINMOVER_ALGO");
+  EXPECT_EQ(bad.status, 2) << bad.all;
+  EXPECT_NE(bad.all.find("TRAINMOVER_ALGO"), std::string::npos) << bad.all;
 }
 
 TEST(SwitchProgram, TableHasARowPerCellAndTheGoals) {
