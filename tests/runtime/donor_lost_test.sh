@@ -20,6 +20,9 @@ export TRAINMOVER_TEST_DONOR_DELAY=2
 kill_donor_case() {
   start_job --standby-wait 5
   wait_step 15
+  # Both standbys warm first: this case is about the donor, not the warm-up
+  # (in CI, under load, no standby was ready within the 5 s wait).
+  for s in 0 1; do wait_for "\"event\":\"standby_warmup\".*\"standby\":$s[,}].*\"state\":\"ready\""; done
   kill -9 "$(slot_pid "$1")"
   wait_for '"event":"state_transfer_started"'
   donor=$(field state_transfer_started donor)
