@@ -27,6 +27,15 @@ std::vector<Segment> segments(size_t count, size_t segment_elems) {
 int64_t last_index(const std::vector<PlanRecv>& v) { return static_cast<int64_t>(v.size()) - 1; }
 int64_t last_index(const std::vector<PlanSend>& v) { return static_cast<int64_t>(v.size()) - 1; }
 
+void add_recv_into_output(CollectivePlan& plan, int peer, size_t offset, size_t count) {
+  PlanRecv recv;
+  recv.action = RecvAction::kIntoOutput;
+  recv.offset = offset;
+  recv.count = count;
+  recv.peer = peer;
+  plan.recvs.push_back(recv);
+}
+
 // A slot of [p, N): its input goes to s - p, the result comes back into output.
 void plan_extra_slot(CollectivePlan& plan, int partner, const std::vector<Segment>& segs) {
   for (const Segment& sg : segs) {
@@ -37,14 +46,7 @@ void plan_extra_slot(CollectivePlan& plan, int partner, const std::vector<Segmen
     send.peer = partner;
     plan.sends.push_back(send);
   }
-  for (const Segment& sg : segs) {
-    PlanRecv recv;
-    recv.action = RecvAction::kIntoOutput;
-    recv.offset = sg.offset;
-    recv.count = sg.count;
-    recv.peer = partner;
-    plan.recvs.push_back(recv);
-  }
+  for (const Segment& sg : segs) add_recv_into_output(plan, partner, sg.offset, sg.count);
 }
 
 // A combine of a segment of output with what `peer` sends; `after_send` is
@@ -73,15 +75,6 @@ int highest_bit(int x) {
   int h = 1;
   while (h * 2 <= x) h *= 2;
   return h;
-}
-
-void add_recv_into_output(CollectivePlan& plan, int peer, size_t offset, size_t count) {
-  PlanRecv recv;
-  recv.action = RecvAction::kIntoOutput;
-  recv.offset = offset;
-  recv.count = count;
-  recv.peer = peer;
-  plan.recvs.push_back(recv);
 }
 
 // Output elements [begin, end) to `peer` in segments, once receive
