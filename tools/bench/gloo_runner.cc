@@ -86,6 +86,19 @@ Result<double> measure_size(const Context& context, Collective op, const SizePla
   return to_seconds(Clock::now() - start);
 }
 
+// gloo treats a peer's closed connection as an error even after the last
+// operation: a root whose broadcast sends are buffered can exit while a
+// receiver still waits on its pair. So no rank tears its context down until
+// every rank has finished, and the store, not gloo, says so.
+Status wait_for_every_rank_to_finish(const CommConfig& config, rendezvous::Store& store) {
+  const std::string prefix = "bench/gloo-finished/";
+  TM_RETURN_IF_ERROR(store.set(prefix + std::to_string(config.slot), "1"));
+  Deadline deadline = Deadline::after(seconds(config.timeout_s));
+  for (int r = 0; r < config.nslots; ++r)
+    TM_RETURN_IF_ERROR(store.get(prefix + std::to_string(r), deadline.remaining()).status());
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<Timings> run_gloo_collective(Collective op, const std::vector<SizePlan>& plan) {
@@ -103,6 +116,7 @@ Result<Timings> run_gloo_collective(Collective op, const std::vector<SizePlan>& 
       TM_ASSIGN_OR_RETURN(double elapsed, measure_size(context, op, p));
       timings.push_back(elapsed);
     }
+    TM_RETURN_IF_ERROR(wait_for_every_rank_to_finish(config, *store));
     return timings;
   } catch (const std::exception& e) {
     return error(TM_ERROR_PEER_FAILED, "gloo: ", e.what());

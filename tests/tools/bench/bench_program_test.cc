@@ -91,6 +91,17 @@ std::set<std::string> built_impls() {
   return impls;
 }
 
+// gloo's ReduceScatterHalvingDoubling (Debian's gloo 2022-05-18) sends from
+// the caller's buffer without waiting and then copies results into it, so now
+// and then its result is wrong (seen 6 in 15 runs of 3 ranks under load). The
+// bench checks the result and skips gloo naming the wrong element; that, and
+// only that, excuses gloo's missing row.
+bool gloo_reduce_scatter_raced(const std::string& op, const ToolRun& run) {
+  return op == "reduce_scatter" &&
+         run.all.find("worker (gloo): wrong reduce_scatter result") != std::string::npos &&
+         run.all.find("gloo failed, skipped") != std::string::npos;
+}
+
 // Each implementation checks one call's result before it is timed, so a
 // row means that implementation computed the collective right: 3 ranks (gloo's
 // halving-doubling and OpenMPI's algorithms for a count that is no power of
@@ -105,7 +116,9 @@ TEST(BenchProgram, EveryCollectiveOfEveryImplementation) {
       ASSERT_TRUE(json_number(o, "bytes").ok());
       expect_result_keys(o, 3, json_number(o, "bytes").value(), op);
     }
-    EXPECT_EQ(impls, built_impls()) << op << ": " << run.all;
+    std::set<std::string> expected = built_impls();
+    if (gloo_reduce_scatter_raced(op, run)) expected.erase("gloo");
+    EXPECT_EQ(impls, expected) << op << ": " << run.all;
   }
   ToolRun help = bench("--help");
   for (const char* op : {"reduce_scatter", "allgather", "broadcast"})
