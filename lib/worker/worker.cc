@@ -511,6 +511,10 @@ Status Worker::measure_first_step(uint64_t next_step) {
     first_step_ = StepMeasure{next_step, Clock::now(), usage.cpu_s, usage.minflt};
     return Status::Ok();
   }
+  return report_first_step();
+}
+
+Status Worker::report_first_step() {
   ProcessUsage usage = process_usage();
   control::FirstStep report;
   report.step = first_step_->step;
@@ -526,6 +530,10 @@ Status Worker::measure_first_step(uint64_t next_step) {
 Status Worker::finish() {
   if (kind_ == WorkerKind::kAlone) return Status::Ok();
   set_in_step(false);
+  // A joiner whose first step was the job's last has no next boundary to
+  // report it from: the report goes ahead of the goodbye that ends the
+  // recovery.
+  if (measure_joiner_step_ && first_step_) TM_RETURN_IF_ERROR(report_first_step());
   TM_RETURN_IF_ERROR(client_->send(control::Goodbye{"training finished"}));
   // A status round trip: once its reply is here, the goodbye was handled, so
   // our exit is known to be no failure.

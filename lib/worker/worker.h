@@ -103,8 +103,10 @@ class Worker {
   Status rebuild_comms(uint64_t epoch);
   Status restore(uint64_t step);
   // The joiner's first step: starts the measure at its first boundary after
-  // the switch, sends it (control::FirstStep) at the next.
+  // the switch, sends it (control::FirstStep) at the next, or at finish()
+  // when the job ends first.
   Status measure_first_step(uint64_t next_step);
+  Status report_first_step();
   void abort_all(const Status& why);
   // The client thread's view of an order: a recovery ordered while the
   // program is inside a step aborts the step's collectives at once (a peer

@@ -29,6 +29,7 @@ done
 finish
 faulty=$hash
 warm=$(grep -c '"event":"recovery_done".*"joiner_warm":true' "$events" || true)
+[ "$warm" = 3 ] || grep '"event":"recovery_done"\|"event":"standby_warmup"' "$events" >&2
 expect_eq "recoveries by a warmed joiner" "$warm" 3
 for key in joiner_step_wall_s joiner_step_cpu_s joiner_step_minflt; do
   grep '"event":"recovery_done"' "$events" | grep -q "\"$key\":" ||
