@@ -16,12 +16,14 @@ void Engine::stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
+  lend_cv_.notify_all();
   loop_->wake();
   if (thread_.joinable()) thread_.join();
 }
 
 void Engine::start(Hooks hooks) {
   hooks_ = std::move(hooks);
+  next_tick_ = Clock::now() + hooks_.tick_period;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = true;
@@ -35,26 +37,71 @@ Status Engine::call(const std::function<Status()>& fn) {
   return submit(task);
 }
 
-Status Engine::execute(Operation& op) {
-  Task task;
-  task.op = &op;
-  return submit(task);
-}
-
 Status Engine::submit(Task& task) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!running_ || stopping_)
     return error(TM_ERROR_INTERNAL, "the communicator's progress thread is not running");
   queue_.push_back(&task);
   lock.unlock();
+  lend_cv_.notify_all();  // a progress thread that lent the loop takes it back for this
   loop_->wake();
   lock.lock();
-  // Operations bound their own duration (timeouts); the periodic check only
+  // The loop owner bounds a call's duration; the periodic check only
   // notices a progress thread that has stopped.
   while (!task.done) {
     if (!running_) return error(TM_ERROR_INTERNAL, "the communicator's progress thread stopped");
     done_cv_.wait_for(lock, std::chrono::seconds(1));
   }
+  return task.result;
+}
+
+// The caller borrows the loop: it asks the progress thread to lend it (a
+// wake-up ends the thread's epoll_wait; the thread then waits on lend_cv_
+// while borrowers_ > 0), takes loop_mutex_, and runs passes of the loop until
+// its operation is done.
+Status Engine::execute(Operation& op) {
+  Task task;
+  task.op = &op;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!running_ || stopping_)
+      return error(TM_ERROR_INTERNAL, "the communicator's progress thread is not running");
+    ++borrowers_;
+  }
+  loop_->wake();
+  {
+    std::lock_guard<std::mutex> loop_lock(loop_mutex_);
+    if (active_ != nullptr) {
+      task.result = error(TM_ERROR_INTERNAL, "two operations submitted at once");
+    } else {
+      active_ = &task;
+      Status st;
+      while (st.ok()) {
+        process();
+        if (task.done) break;
+        bool stopping = false;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          stopping = stopping_ || !running_;
+        }
+        if (stopping) {
+          st = error(TM_ERROR_INTERNAL, "the communicator was destroyed during the call");
+          break;
+        }
+        st = wait_events();
+      }
+      if (!task.done) {
+        active_ = nullptr;
+        task.result = st.ok() ? error(TM_ERROR_INTERNAL, "progress stopped") : st;
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --borrowers_;
+    last_return_ = Clock::now();
+  }
+  // No wake-up: the progress thread takes the loop back when the lease ends.
   return task.result;
 }
 
@@ -67,62 +114,82 @@ void Engine::finish(Task& task, Status result) {
 
 void Engine::take_tasks() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (Task* t : queue_) {
-    if (t->op != nullptr && active_ == nullptr) {
-      active_ = t;
-    } else if (t->op != nullptr) {
-      // submit() is serialised by the owner; a second op is a caller bug.
-      t->result = error(TM_ERROR_INTERNAL, "two operations submitted at once");
-      t->done = true;
-    } else {
-      calls_.push_back(t);
-    }
-  }
+  for (Task* t : queue_) calls_.push_back(t);
   queue_.clear();
-  done_cv_.notify_all();
+}
+
+void Engine::process() {
+  take_tasks();
+  for (Task* t : calls_) finish(*t, (*t->fn)());
+  calls_.clear();
+  if (active_ != nullptr && active_->op->poll()) {
+    Task* t = std::exchange(active_, nullptr);
+    finish(*t, t->op->result());
+  }
+  if (hooks_.after_events) hooks_.after_events();
+  Clock::time_point now = Clock::now();
+  if (now >= next_tick_) {
+    if (hooks_.on_tick) hooks_.on_tick();
+    next_tick_ = now + hooks_.tick_period;
+  }
+}
+
+Status Engine::wait_events() {
+  Clock::time_point wake = next_tick_;
+  if (active_ != nullptr) wake = std::min(wake, active_->op->wake_at());
+  return loop_->run_once(std::max<Duration>(wake - Clock::now(), Duration::zero()));
+}
+
+// Waits while a caller drives the loop, and for kLease after the last one
+// returned: back-to-back operations then never wake this thread. A queued
+// call or stop() ends the wait at once.
+void Engine::wait_while_lent() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_ && queue_.empty()) {
+    if (borrowers_ > 0) {
+      lend_cv_.wait(lock);
+      continue;
+    }
+    Duration since = Clock::now() - last_return_;
+    if (since >= kLease) return;
+    lend_cv_.wait_for(lock, kLease - since);
+  }
 }
 
 void Engine::run() {
-  Clock::time_point next_tick = Clock::now() + hooks_.tick_period;
   while (true) {
+    wait_while_lent();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (stopping_) break;
     }
-    take_tasks();
-    for (Task* t : calls_) finish(*t, (*t->fn)());
-    calls_.clear();
-    if (active_ != nullptr && active_->op->poll()) {
-      Task* t = std::exchange(active_, nullptr);
-      finish(*t, t->op->result());
+    std::lock_guard<std::mutex> loop_lock(loop_mutex_);
+    process();
+    {
+      // A caller that asked for the loop after process() looked: its
+      // wake-up ends the wait below at once.
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (borrowers_ > 0 || stopping_) continue;
     }
-    if (hooks_.after_events) hooks_.after_events();
-    Clock::time_point now = Clock::now();
-    if (now >= next_tick) {
-      if (hooks_.on_tick) hooks_.on_tick();
-      next_tick = now + hooks_.tick_period;
-    }
-    Clock::time_point wake = next_tick;
-    if (active_ != nullptr) wake = std::min(wake, active_->op->wake_at());
-    Status st = loop_->run_once(std::max<Duration>(wake - Clock::now(), Duration::zero()));
+    Status st = wait_events();
     if (!st.ok()) {
       log(LogLevel::kError, "progress thread: ", st.message());
       break;
     }
   }
+  fail_all(error(TM_ERROR_INTERNAL, "the communicator was destroyed during the call"));
+}
+
+// The thread ends: every call still queued fails. A caller inside execute()
+// sees running_ false and ends its operation itself.
+void Engine::fail_all(const Status& why) {
   std::lock_guard<std::mutex> lock(mutex_);
   running_ = false;
-  Status stopped = error(TM_ERROR_INTERNAL, "the communicator was destroyed during the call");
   for (Task* t : queue_) {
-    t->result = stopped;
+    t->result = why;
     t->done = true;
   }
   queue_.clear();
-  if (active_ != nullptr) {
-    active_->result = stopped;
-    active_->done = true;
-    active_ = nullptr;
-  }
   done_cv_.notify_all();
 }
 
