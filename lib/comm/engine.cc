@@ -141,13 +141,16 @@ Status Engine::wait_events() {
 }
 
 // Waits while a caller drives the loop, and for kLease after the last one
-// returned: back-to-back operations then never wake this thread. A queued
-// call or stop() ends the wait at once.
+// returned: back-to-back operations then wake this thread only once per
+// lease, never per operation. A queued call or stop() ends the wait at once.
 void Engine::wait_while_lent() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_ && queue_.empty()) {
     if (borrowers_ > 0) {
-      lend_cv_.wait(lock);
+      // Timed: a borrower leaves without a wake-up, and an idle
+      // communicator must get its loop owner back (heartbeats, accept
+      // timeouts).
+      lend_cv_.wait_for(lock, kLease);
       continue;
     }
     Duration since = Clock::now() - last_return_;
