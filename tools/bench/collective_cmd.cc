@@ -12,7 +12,7 @@ namespace {
 
 JobOutcome run_one(const std::string& impl, const CollectiveOptions& options,
                    const std::vector<SizePlan>& plan) {
-  if (impl == kImplOpenmpiTcp) return run_mpi_job(options, plan);
+  if (impl == kImplOpenmpiTcp || impl == kImplOpenmpiShm) return run_mpi_job(impl, options, plan);
   return run_worker_job(impl, options, plan);
 }
 

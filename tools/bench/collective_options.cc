@@ -37,7 +37,8 @@ cli::CommandLine collective_command_line(CollectiveOptions& o) {
       "Measure float32 " + name + (o.op == Collective::kBroadcast ? " from slot 0" : "") +
           (o.op == Collective::kAllgather || o.op == Collective::kBroadcast ? "" : " (sum)") +
           " of N local ranks over TCP loopback, for\n"
-          "trainmover and the peers built in (gloo, openmpi-tcp), interleaved.\n");
+          "trainmover and the peers built in (gloo, openmpi-tcp; openmpi-shm, OpenMPI over\n"
+          "shared memory, on request), interleaved.\n");
   command_line.integer("nranks,n", "N", 1, 64, o.nranks, "ranks, 1..64 (default 4)")
       .custom(
           "bytes,b", "B[,B...]", [&o](std::string_view text) { return parse_sizes(text, o.bytes); },
@@ -50,8 +51,10 @@ cli::CommandLine collective_command_line(CollectiveOptions& o) {
                "interleaved rounds; the median is reported (default 3)")
       .size("max-volume", "B", 1, uint64_t{1} << 50, o.max_volume,
             "cap a size's timed iterations at max(1, B/size) (default 512M)")
-      .choice_list("impl", "LIST", {kImplTrainmover, kImplGloo, kImplOpenmpiTcp}, o.impls,
-                   "implementations: trainmover,gloo,openmpi-tcp (default all)")
+      .choice_list("impl", "LIST", {kImplTrainmover, kImplGloo, kImplOpenmpiTcp, kImplOpenmpiShm},
+                   o.impls,
+                   "implementations: trainmover,gloo,openmpi-tcp,openmpi-shm (default "
+                   "trainmover,gloo,openmpi-tcp)")
       .duration("job-timeout", "SEC", 1e-3, kMaxJobTimeoutS, o.job_timeout_s,
                 "limit for one job: one impl, one round, all sizes (default 600)")
       .flag("json", o.json, "one JSON object per line instead of a table")

@@ -17,6 +17,9 @@ namespace trainmover::bench {
 inline constexpr const char* kImplTrainmover = "trainmover";
 inline constexpr const char* kImplGloo = "gloo";
 inline constexpr const char* kImplOpenmpiTcp = "openmpi-tcp";
+// OpenMPI over its shared-memory BTL (vader): the bound for ranks of one host.
+// Not in the default list: trainmover's own links are TCP.
+inline constexpr const char* kImplOpenmpiShm = "openmpi-shm";
 
 struct CollectiveOptions {
   Collective op = Collective::kAllreduce;

@@ -61,17 +61,22 @@ Result<std::string> mpi_program() {
 #endif
 }
 
+// The BTLs an OpenMPI label stands for: TCP sockets even between processes
+// of one host (as trainmover and gloo), or shared memory (vader).
+const char* mpi_btls(const std::string& impl) {
+  return impl == kImplOpenmpiShm ? "vader,self" : "tcp,self";
+}
+
 // The first line of trainmover-bench-mpi reports the PML and BTLs that
-// OpenMPI was told to use; refuse the "openmpi-tcp" label otherwise.
-Status check_mpi_transport(const std::string& output) {
+// OpenMPI was told to use; refuse the label otherwise.
+Status check_mpi_transport(const std::string& impl, const std::string& output) {
   std::string first = output.substr(0, output.find('\n'));
   TM_ASSIGN_OR_RETURN(Json header, parse_json_object(first));
   auto pml = json_string(header, "pml");
   auto btl = json_string(header, "btl");
-  if (pml != "ob1" || btl != "tcp,self") {
-    return error(TM_ERROR_UNSUPPORTED,
-                 "OpenMPI did not run with pml ob1 and btl tcp,self (pml=", pml.value_or("?"),
-                 ", btl=", btl.value_or("?"), ")");
+  if (pml != "ob1" || btl != mpi_btls(impl)) {
+    return error(TM_ERROR_UNSUPPORTED, "OpenMPI did not run with pml ob1 and btl ", mpi_btls(impl),
+                 " (pml=", pml.value_or("?"), ", btl=", btl.value_or("?"), ")");
   }
   return Status::Ok();
 }
@@ -130,8 +135,10 @@ JobOutcome run_worker_job(const std::string& impl, const CollectiveOptions& opti
   return run_job(job, plan, "elapsed_s");
 }
 
-JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizePlan>& plan) {
+JobOutcome run_mpi_job(const std::string& impl, const CollectiveOptions& options,
+                       const std::vector<SizePlan>& plan) {
 #ifndef HAVE_MPI
+  (void)impl;
   (void)options;
   (void)plan;
   return failed(error(TM_ERROR_UNSUPPORTED, "OpenMPI is not built in"), true);
@@ -139,8 +146,7 @@ JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizeP
   auto program = mpi_program();
   if (!program.ok()) return failed(program.status(), true);
   LocalJobOptions job;
-  // pml ob1 + btl tcp,self: point-to-point over TCP sockets even between
-  // processes of one host (no shared memory), as trainmover and gloo do.
+  // pml ob1 and the label's BTLs (mpi_btls).
   job.argv = {TM_MPIRUN,
               "--allow-run-as-root",
               "--oversubscribe",
@@ -151,7 +157,7 @@ JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizeP
               "ob1",
               "--mca",
               "btl",
-              "tcp,self",
+              mpi_btls(impl),
               "--mca",
               "btl_tcp_if_include",
               "lo",
@@ -168,7 +174,7 @@ JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizeP
   if (!result.ok()) return failed(result.status(), true);
   if (Status s = job_status(result.value()); !s.ok()) return failed(s.with_context("mpirun"), true);
   const std::string& output = result->ranks[0].output;
-  if (Status s = check_mpi_transport(output); !s.ok()) return failed(s, true);
+  if (Status s = check_mpi_transport(impl, output); !s.ok()) return failed(s, true);
   auto times = times_from_outputs({output}, plan, "elapsed_max_s");
   if (!times.ok()) return failed(times.status());
   JobOutcome outcome;

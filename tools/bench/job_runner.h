@@ -32,8 +32,10 @@ struct JobOutcome {
 // trainmover and gloo: N ranks of this very binary in worker mode.
 JobOutcome run_worker_job(const std::string& impl, const CollectiveOptions& options,
                           const std::vector<SizePlan>& plan);
-// openmpi-tcp: mpirun of trainmover-bench-mpi.
-JobOutcome run_mpi_job(const CollectiveOptions& options, const std::vector<SizePlan>& plan);
+// openmpi-tcp, openmpi-shm: mpirun of trainmover-bench-mpi with the BTLs
+// the name stands for.
+JobOutcome run_mpi_job(const std::string& impl, const CollectiveOptions& options,
+                       const std::vector<SizePlan>& plan);
 
 // Parses rank outputs ({"bytes","iters",key} lines) into times per size.
 Result<IterationTimes> times_from_outputs(const std::vector<std::string>& outputs,

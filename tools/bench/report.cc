@@ -11,9 +11,15 @@
 namespace trainmover::bench {
 namespace {
 
-std::string ratio_key(const std::string& impl) {
-  return impl == kImplGloo ? "vs_gloo" : "vs_openmpi_tcp";
-}
+// The peers trainmover is compared with: JSON key and table column.
+struct Peer {
+  const char* impl;
+  const char* key;
+  const char* column;
+};
+constexpr Peer kPeers[] = {{kImplGloo, "vs_gloo", "tm/gloo"},
+                           {kImplOpenmpiTcp, "vs_openmpi_tcp", "tm/ompi"},
+                           {kImplOpenmpiShm, "vs_openmpi_shm", "tm/ompi-shm"}};
 
 void print_ratio(double r) {
   if (std::isnan(r)) {
@@ -75,8 +81,8 @@ void CollectiveReport::print_json() const {
                    {"time_s", t},
                    {"busbw_GBps", busbw(plan_[i].bytes, t)}};
       if (impl == kImplTrainmover) {
-        for (const char* peer : {kImplGloo, kImplOpenmpiTcp}) {
-          if (rounds_.count(peer) != 0) line[ratio_key(peer)] = ratio(peer, i);
+        for (const Peer& peer : kPeers) {
+          if (rounds_.count(peer.impl) != 0) line[peer.key] = ratio(peer.impl, i);
         }
       }
       std::printf("%s\n", json_line(line).c_str());
@@ -95,11 +101,12 @@ void CollectiveReport::print_table() const {
               options_.nranks, options_.rounds);
   std::printf("%10s %6s", "bytes", "iters");
   for (const auto& impl : impls) std::printf(" %14s %8s", (impl + " us").c_str(), "busbw");
-  bool tm = rounds_.count(kImplTrainmover) != 0;
-  bool gloo = tm && rounds_.count(kImplGloo) != 0;
-  bool mpi = tm && rounds_.count(kImplOpenmpiTcp) != 0;
-  if (gloo) std::printf(" %8s", "tm/gloo");
-  if (mpi) std::printf(" %8s", "tm/ompi");
+  std::vector<const Peer*> compared;
+  for (const Peer& peer : kPeers) {
+    if (rounds_.count(kImplTrainmover) != 0 && rounds_.count(peer.impl) != 0)
+      compared.push_back(&peer);
+  }
+  for (const Peer* peer : compared) std::printf(" %8s", peer->column);
   std::printf("\n");
   for (size_t i = 0; i < plan_.size(); ++i) {
     std::printf("%10llu %6d", static_cast<unsigned long long>(plan_[i].bytes), plan_[i].iters);
@@ -107,8 +114,7 @@ void CollectiveReport::print_table() const {
       double t = median_time(impl, i);
       std::printf(" %14.1f %8.3f", t * 1e6, busbw(plan_[i].bytes, t));
     }
-    if (gloo) print_ratio(ratio(kImplGloo, i));
-    if (mpi) print_ratio(ratio(kImplOpenmpiTcp, i));
+    for (const Peer* peer : compared) print_ratio(ratio(peer->impl, i));
     std::printf("\n");
   }
   std::printf("# tm/X: busbw of trainmover over that of X (> 1: trainmover faster)\n");

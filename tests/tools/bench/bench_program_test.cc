@@ -53,6 +53,28 @@ TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {
   expect_result_keys(objects[0], 2, 4096);
 }
 
+#ifdef HAVE_MPI
+// openmpi-shm is measured only on request, over OpenMPI's shared memory.
+TEST(BenchProgram, OpenmpiShmOnRequestWithItsRatio) {
+  ToolRun run = bench(
+      "allgather --nranks 2 --bytes 4K --iters 2 --rounds 1 --impl trainmover,openmpi-shm --json");
+  ASSERT_EQ(run.status, 0) << run.all;
+  std::set<std::string> impls;
+  for (const Json& o : json_lines(run.out)) {
+    impls.insert(json_string(o, "impl").value_or("?"));
+    expect_result_keys(o, 2, 4096, "allgather");
+    if (json_string(o, "impl") == "trainmover") {
+      EXPECT_TRUE(json_number(o, "vs_openmpi_shm").ok()) << run.all;
+      EXPECT_FALSE(o.contains("vs_openmpi_tcp")) << run.all;
+    }
+  }
+  EXPECT_EQ(impls, (std::set<std::string>{"trainmover", "openmpi-shm"})) << run.all;
+  ToolRun table = bench("allreduce --nranks 2 --bytes 4K --iters 2 --rounds 1 --impl openmpi-shm");
+  ASSERT_EQ(table.status, 0) << table.all;
+  EXPECT_NE(table.out.find("openmpi-shm us"), std::string::npos) << table.out;
+}
+#endif
+
 TEST(BenchProgram, TinyRunOfEveryImplementation) {
   ToolRun run = bench("allreduce --nranks 2 --bytes 4K,64K --iters 2 --rounds 2 --json");
   ASSERT_EQ(run.status, 0) << run.all;
