@@ -54,10 +54,9 @@ Result<size_t> parse_algorithm_thresholds(std::string_view text) {
   return size.value();
 }
 
-Algorithm choose_algorithm(const AlgorithmPolicy& policy, CollectiveKind kind, size_t bytes,
+Algorithm choose_algorithm(const AlgorithmPolicy& policy, CollectiveKind /*kind*/, size_t bytes,
                            int nslots) {
   if (nslots < 2) return Algorithm::kRing;  // nothing to exchange: a local copy either way
-  if (kind == CollectiveKind::kReduceScatter) return Algorithm::kRing;
   switch (policy.force) {
     case AlgorithmPolicy::Force::kRing:
       return Algorithm::kRing;

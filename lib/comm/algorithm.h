@@ -8,7 +8,8 @@
 // Two algorithms: the pipelined ring (comm/ring_plan.h), bandwidth-optimal,
 // for large buffers, and recursive doubling (comm/doubling_plan.h), about
 // log2 N dependent steps, for small ones: allreduce, allgather (and so the
-// barrier) and broadcast have both; reduce_scatter runs on the ring.
+// barrier) and broadcast have both; a small reduce_scatter is recursive
+// doubling's allreduce, of which each slot keeps its block.
 //
 // Links: a communicator whose policy can choose recursive doubling links
 // every pair of slots either algorithm exchanges over (the ring's

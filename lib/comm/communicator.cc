@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include <cstring>
 #include <limits>
 
 #include "comm/algorithm.h"
@@ -314,8 +315,35 @@ Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t r
   }
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, recvcount * n, recvcount, type)));
   TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
+  if (algorithm_for(CollectiveKind::kReduceScatter, recvcount * n * datatype_size(type)) ==
+      Algorithm::kDoubling)
+    return reduce_scatter_by_doubling(sendbuf, recvbuf, recvcount, type, op);
   plan_reduce_scatter(plan_, geometry(type), recvcount, op == TM_AVG);
   return run_collective(OpKind::kReduceScatter, sendbuf, recvbuf, type, op, "reduce_scatter");
+}
+
+// log2 N exchanges of the whole buffer beat the ring's N - 1 dependent steps
+// while the buffer is small; the scratch holds what the other slots keep.
+Status Communicator::reduce_scatter_by_doubling(const void* sendbuf, void* recvbuf,
+                                                size_t recvcount, tm_datatype_t type,
+                                                tm_redop_t op) {
+  const size_t esize = datatype_size(type);
+  const size_t count = recvcount * static_cast<size_t>(config_.nslots);
+  reduce_scatter_scratch_.resize(count * esize);
+  plan_allreduce_doubling(plan_, geometry(type), count, op == TM_AVG);
+  Status st = run_collective(OpKind::kReduceScatter, sendbuf, reduce_scatter_scratch_.data(), type,
+                             op, "reduce_scatter");
+  if (st.ok() && recvcount > 0) {
+    std::memcpy(
+        recvbuf,
+        reduce_scatter_scratch_.data() + static_cast<size_t>(config_.slot) * recvcount * esize,
+        recvcount * esize);
+  }
+  if (reduce_scatter_scratch_.size() > config_.algorithms.doubling_max_bytes) {
+    reduce_scatter_scratch_.clear();
+    reduce_scatter_scratch_.shrink_to_fit();
+  }
+  return st;
 }
 
 Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendcount,

@@ -341,15 +341,16 @@ TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
   EXPECT_TRUE(policy.may_use_doubling());
   EXPECT_EQ(choose_algorithm(AlgorithmPolicy::ring_only(), CollectiveKind::kAllreduce, 4, 4),
             Algorithm::kRing);
-  // The same threshold for allgather (its output) and broadcast; never for
-  // reduce_scatter, which has no recursive doubling.
+  // The same threshold for reduce_scatter (its input) and allgather (its
+  // output) and broadcast.
   const AlgorithmPolicy by_size;
-  for (CollectiveKind kind : {CollectiveKind::kAllgather, CollectiveKind::kBroadcast}) {
+  for (CollectiveKind kind :
+       {CollectiveKind::kReduceScatter, CollectiveKind::kAllgather, CollectiveKind::kBroadcast}) {
     EXPECT_EQ(choose_algorithm(by_size, kind, 4096, 4), Algorithm::kDoubling);
     EXPECT_EQ(choose_algorithm(by_size, kind, size_t{1} << 20, 4), Algorithm::kRing);
   }
-  EXPECT_EQ(choose_algorithm(by_size, CollectiveKind::kReduceScatter, 4096, 4), Algorithm::kRing);
-  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kReduceScatter, 4096, 4), Algorithm::kRing);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kReduceScatter, size_t{1} << 30, 4),
+            Algorithm::kDoubling);
 }
 
 TEST(Algorithm, ParsesTheVariablesAndNamesWhatIsWrong) {

@@ -85,7 +85,10 @@ int check_reduce_scatter(Communicator& comm, tm_datatype_t type, tm_redop_t op, 
       comm.reduce_scatter(input.data(), in_place ? own : output.data(), recvcount, type, op);
   if (!st.ok()) return failed(slot, what, st);
   Bytes got = in_place ? Bytes(own, own + recvcount * esize) : output;
-  Bytes want = testing::reference_reduce_scatter(type, op, n, slot, recvcount);
+  const Algorithm algorithm =
+      choose_algorithm(comm.config().algorithms, CollectiveKind::kReduceScatter,
+                       recvcount * static_cast<size_t>(n) * esize, n);
+  Bytes want = testing::reference_reduce_scatter(type, op, n, slot, recvcount, 0, algorithm);
   return got == want ? 0 : mismatch(slot, what, got, want);
 }
 
@@ -122,8 +125,7 @@ int check_broadcast(Communicator& comm, tm_datatype_t type, size_t count, int ro
 }
 
 // Runs every collective check in one child per slot. `force` picks the
-// algorithm of allreduce, allgather and broadcast; reduce_scatter runs on the
-// ring, and is checked with the ring only.
+// algorithm of every collective.
 int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_bytes,
                AlgorithmPolicy::Force force) {
   CommConfig config = job.config(slot, n, str_cat("matrix", n, "-", segment_bytes));
@@ -132,15 +134,14 @@ int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_byte
   auto comm = Communicator::create(config);
   if (!comm.ok()) return failed(slot, "create", comm.status());
   Communicator& c = *comm.value();
-  const bool ring = force == AlgorithmPolicy::Force::kRing;
   for (bool in_place : {false, true}) {
     for (tm_datatype_t type : kTypes) {
       for (tm_redop_t op : kOps) {
         for (size_t count : counts_for(n)) {
           if (int rc = check_allreduce(c, type, op, count, in_place)) return rc;
         }
-        if (!ring) continue;
-        for (size_t recvcount : {size_t{0}, size_t{1}, size_t{333}}) {
+        for (size_t recvcount : {size_t{0}, size_t{1}, static_cast<size_t>(n) - 1,
+                                 static_cast<size_t>(n) + 1, size_t{333}}) {
           if (int rc = check_reduce_scatter(c, type, op, recvcount, in_place)) return rc;
         }
       }

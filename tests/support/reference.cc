@@ -249,7 +249,15 @@ Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t 
 }
 
 Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot,
-                               size_t recvcount, uint64_t salt) {
+                               size_t recvcount, uint64_t salt, Algorithm algorithm) {
+  if (algorithm == Algorithm::kDoubling) {
+    const size_t esize = datatype_size(type);
+    Bytes all = reference_allreduce(type, op, nslots, recvcount * static_cast<size_t>(nslots), salt,
+                                    Algorithm::kDoubling);
+    auto begin =
+        all.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(slot) * recvcount * esize);
+    return Bytes(begin, begin + static_cast<std::ptrdiff_t>(recvcount * esize));
+  }
   std::vector<Bytes> inputs =
       all_inputs(type, op, nslots, recvcount * static_cast<size_t>(nslots), salt);
   Bytes out(recvcount * datatype_size(type));

@@ -25,9 +25,12 @@ Bytes make_input(tm_datatype_t type, tm_redop_t op, int slot, size_t count, uint
 // the order documented in comm/ring_plan.h or comm/doubling_plan.h.
 Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t count,
                           uint64_t salt = 0, Algorithm algorithm = Algorithm::kRing);
-// What slot `slot` receives from reduce_scatter of recvcount elements each.
+// What slot `slot` receives from reduce_scatter of recvcount elements each:
+// on the ring, the order documented in comm/ring_plan.h; with recursive
+// doubling, its block of the doubling allreduce (comm/algorithm.h).
 Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot,
-                               size_t recvcount, uint64_t salt = 0);
+                               size_t recvcount, uint64_t salt = 0,
+                               Algorithm algorithm = Algorithm::kRing);
 
 // 64-bit FNV-1a of a byte range.
 uint64_t fnv1a(const void* data, size_t bytes);
