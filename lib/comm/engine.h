@@ -99,6 +99,7 @@ class Engine {
   std::condition_variable lend_cv_;  // the progress thread waits here while a caller drives
   std::vector<Task*> queue_;         // guarded by mutex_
   int borrowers_ = 0;                // guarded by mutex_: callers inside execute()
+  bool in_epoll_ = false;            // guarded by mutex_: the progress thread sleeps in the loop
   Clock::time_point last_return_;    // guarded by mutex_: when the last one returned
   bool stopping_ = false;            // guarded by mutex_
   bool running_ = false;             // guarded by mutex_

@@ -17,7 +17,7 @@ constexpr size_t kControlQueueCapacity = 8;
 Result<std::unique_ptr<TcpLink>> TcpLink::create(EventLoop& loop, UniqueFd fd,
                                                  const Options& options, LinkObserver* observer) {
   std::unique_ptr<TcpLink> link(new TcpLink(loop, std::move(fd), options, observer));
-  TM_RETURN_IF_ERROR(loop.add(link->fd_.get(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, link.get()));
+  TM_RETURN_IF_ERROR(loop.add(link->fd_.get(), EPOLLIN | EPOLLRDHUP, link.get()));
   link->registered_ = true;
   return link;
 }
@@ -298,6 +298,23 @@ void TcpLink::on_events(uint32_t events) {
 // ---- writing ---------------------------------------------------------------
 
 void TcpLink::write_some() {
+  write_what_fits();
+  if (failed()) return;
+  watch_writable(!writes_closed_ && (!sends_.empty() || !controls_.empty()));
+}
+
+// EPOLLOUT is asked for only while a frame waits for room in the socket:
+// otherwise a loopback socket reports it at each ACK of our data, waking the
+// loop owner for nothing once per message (docs/latency.md). Turning it on
+// when the socket has room already reports it at once: no wake-up is lost.
+void TcpLink::watch_writable(bool want) {
+  if (want == watching_writable_ || !registered_) return;
+  Status st = loop_.modify(fd_.get(), EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u), this);
+  if (!st.ok()) return fail(st, false);
+  watching_writable_ = want;
+}
+
+void TcpLink::write_what_fits() {
   while (!failed() && !writes_closed_) {
     bool data_in_progress = !sends_.empty() && sends_.front().written > 0;
     bool progressed = false;

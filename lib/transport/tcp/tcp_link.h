@@ -90,6 +90,8 @@ class TcpLink final : public Link, private EventHandler {
 
   bool enqueue_control(const ControlMessage& message);
   void write_some();
+  void write_what_fits();
+  void watch_writable(bool want);
   bool write_control();
   bool write_data();
   bool write_rescued();
@@ -123,6 +125,7 @@ class TcpLink final : public Link, private EventHandler {
   LinkObserver* observer_;
   Status status_;
   bool registered_ = false;
+  bool watching_writable_ = false;  // EPOLLOUT is in the loop's interest set
   uint64_t epoch_ = 0;
 
   BoundedQueue<SendEntry> sends_;
