@@ -1,6 +1,7 @@
 #include "comm/algorithm.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "comm/doubling_plan.h"
@@ -25,9 +26,25 @@ AlgorithmPolicy AlgorithmPolicy::ring_only() {
   return policy;
 }
 
+const char* collective_kind_name(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllreduce:
+      return "allreduce";
+    case CollectiveKind::kReduceScatter:
+      return "reduce_scatter";
+    case CollectiveKind::kAllgather:
+      return "allgather";
+    case CollectiveKind::kBroadcast:
+      return "broadcast";
+  }
+  return "?";
+}
+
 bool AlgorithmPolicy::may_use_doubling() const {
   if (force == Force::kRing) return false;
-  return force == Force::kDoubling || doubling_max_bytes > 0;
+  return force == Force::kDoubling ||
+         std::any_of(doubling_max_bytes.begin(), doubling_max_bytes.end(),
+                     [](size_t max) { return max > 0; });
 }
 
 const char* AlgorithmPolicy::link_graph_name() const {
@@ -42,19 +59,50 @@ Result<AlgorithmPolicy::Force> parse_algorithm_force(std::string_view text) {
                "' (known: auto, ring, doubling)");
 }
 
-Result<size_t> parse_algorithm_thresholds(std::string_view text) {
+namespace {
+
+constexpr std::string_view kThresholdsSyntax =
+    "[OP:]doubling:SIZE[,...] (OP: allreduce, reduce_scatter, allgather, broadcast; SIZE: the "
+    "largest call, in bytes of its larger buffer, that runs recursive doubling)";
+
+// Applies one entry, "doubling:SIZE" or "OP:doubling:SIZE", to `out`.
+Status apply_threshold(std::string_view entry, DoublingThresholds& out) {
   constexpr std::string_view kDoubling = "doubling:";
-  if (text.substr(0, kDoubling.size()) != kDoubling) {
-    return error(TM_ERROR_INVALID_ARGUMENT, "'", text,
-                 "' is not doubling:SIZE (the largest allreduce, in bytes, that runs recursive "
-                 "doubling)");
+  std::optional<size_t> only;
+  std::string_view rest = entry;
+  if (rest.substr(0, kDoubling.size()) != kDoubling) {
+    size_t colon = rest.find(':');
+    std::string_view op = rest.substr(0, colon);
+    for (size_t k = 0; k < kCollectiveKinds; ++k) {
+      if (op == collective_kind_name(static_cast<CollectiveKind>(k))) only = k;
+    }
+    if (!only || colon == std::string_view::npos)
+      return error(TM_ERROR_INVALID_ARGUMENT, "'", entry, "' is not ", kThresholdsSyntax);
+    rest = rest.substr(colon + 1);
+    if (rest.substr(0, kDoubling.size()) != kDoubling)
+      return error(TM_ERROR_INVALID_ARGUMENT, "'", entry, "' is not ", kThresholdsSyntax);
   }
-  auto size = parse_size(text.substr(kDoubling.size()));
-  if (!size.ok()) return size.status().with_context(str_cat("'", text, "'"));
-  return size.value();
+  auto size = parse_size(rest.substr(kDoubling.size()));
+  if (!size.ok()) return size.status().with_context(str_cat("'", entry, "'"));
+  if (only) {
+    out[*only] = size.value();
+  } else {
+    out.fill(size.value());
+  }
+  return Status::Ok();
 }
 
-Algorithm choose_algorithm(const AlgorithmPolicy& policy, CollectiveKind /*kind*/, size_t bytes,
+}  // namespace
+
+Result<DoublingThresholds> parse_algorithm_thresholds(std::string_view text) {
+  DoublingThresholds out = AlgorithmPolicy::kDefaultDoublingMaxBytes;
+  if (text.empty())
+    return error(TM_ERROR_INVALID_ARGUMENT, "an empty threshold list is not ", kThresholdsSyntax);
+  for (std::string_view entry : split(text, ',')) TM_RETURN_IF_ERROR(apply_threshold(entry, out));
+  return out;
+}
+
+Algorithm choose_algorithm(const AlgorithmPolicy& policy, CollectiveKind kind, size_t bytes,
                            int nslots) {
   if (nslots < 2) return Algorithm::kRing;  // nothing to exchange: a local copy either way
   switch (policy.force) {
@@ -65,7 +113,8 @@ Algorithm choose_algorithm(const AlgorithmPolicy& policy, CollectiveKind /*kind*
     case AlgorithmPolicy::Force::kNone:
       break;
   }
-  bool small = policy.doubling_max_bytes > 0 && bytes <= policy.doubling_max_bytes;
+  const size_t max = policy.doubling_max(kind);
+  bool small = max > 0 && bytes <= max;
   return small ? Algorithm::kDoubling : Algorithm::kRing;
 }
 

@@ -18,6 +18,7 @@
 // switch still changes only the links that touch the replaced slot.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string_view>
 #include <utility>
@@ -32,17 +33,32 @@ enum class CollectiveKind { kAllreduce, kReduceScatter, kAllgather, kBroadcast }
 
 const char* algorithm_name(Algorithm algorithm);
 
+inline constexpr size_t kCollectiveKinds = 4;
+const char* collective_kind_name(CollectiveKind kind);
+
+// Per collective (index: CollectiveKind), the largest call, in bytes of its
+// larger buffer, that runs recursive doubling (0: never).
+using DoublingThresholds = std::array<size_t, kCollectiveKinds>;
+
 struct AlgorithmPolicy {
   enum class Force { kNone, kRing, kDoubling };
   Force force = Force::kNone;  // TRAINMOVER_ALGO: auto, ring, doubling
-  // TRAINMOVER_ALGO_THRESHOLDS "doubling:B": a call whose larger buffer has
-  // at most B bytes runs recursive doubling where the collective has it (0:
-  // never). The default is where the two crossed on this project's
-  // reference host (docs/collectives.md).
-  size_t doubling_max_bytes = kDefaultDoublingMaxBytes;
+  // TRAINMOVER_ALGO_THRESHOLDS. The defaults are where the two algorithms
+  // crossed on 4 ranks of this project's reference host, capped at 1 MiB
+  // for allgather and broadcast, where recursive doubling still won there
+  // but moves more than the ring at larger N (docs/collectives.md).
+  DoublingThresholds doubling_max_bytes = kDefaultDoublingMaxBytes;
 
-  static constexpr size_t kDefaultDoublingMaxBytes = size_t{64} << 10;
+  static constexpr DoublingThresholds kDefaultDoublingMaxBytes = {
+      size_t{512} << 10,  // allreduce
+      size_t{16} << 10,   // reduce_scatter
+      size_t{1} << 20,    // allgather (and the barrier)
+      size_t{1} << 20,    // broadcast
+  };
 
+  size_t doubling_max(CollectiveKind kind) const {
+    return doubling_max_bytes[static_cast<size_t>(kind)];
+  }
   // Whether some call can run recursive doubling (its links are then opened).
   bool may_use_doubling() const;
   // "ring", "ring+doubling": the links this policy opens, for reports.
@@ -53,8 +69,11 @@ struct AlgorithmPolicy {
 
 // TRAINMOVER_ALGO: "auto" (or empty), "ring" or "doubling".
 Result<AlgorithmPolicy::Force> parse_algorithm_force(std::string_view text);
-// TRAINMOVER_ALGO_THRESHOLDS: "doubling:SIZE" (SIZE as 64K, 1M, 0).
-Result<size_t> parse_algorithm_thresholds(std::string_view text);
+// TRAINMOVER_ALGO_THRESHOLDS: comma-separated entries, applied in order over
+// the defaults: "doubling:SIZE" sets every collective, "OP:doubling:SIZE"
+// one (OP: allreduce, reduce_scatter, allgather, broadcast); SIZE as 64K,
+// 1M, 0.
+Result<DoublingThresholds> parse_algorithm_thresholds(std::string_view text);
 
 // The algorithm of a call of `kind` over `nslots` slots whose larger buffer
 // (allgather: the output) has `bytes` bytes.

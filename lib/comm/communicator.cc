@@ -339,7 +339,8 @@ Status Communicator::reduce_scatter_by_doubling(const void* sendbuf, void* recvb
         reduce_scatter_scratch_.data() + static_cast<size_t>(config_.slot) * recvcount * esize,
         recvcount * esize);
   }
-  if (reduce_scatter_scratch_.size() > config_.algorithms.doubling_max_bytes) {
+  if (reduce_scatter_scratch_.size() >
+      config_.algorithms.doubling_max(CollectiveKind::kReduceScatter)) {
     reduce_scatter_scratch_.clear();
     reduce_scatter_scratch_.shrink_to_fit();
   }

@@ -97,8 +97,9 @@ const std::vector<EnvVar>& env_table() {
          return Status::Ok();
        }},
       {"TRAINMOVER_ALGO_THRESHOLDS",
-       "where auto switches algorithm: doubling:SIZE, the largest allreduce that runs recursive "
-       "doubling (default doubling:64K; doubling:0: the ring always)",
+       "where auto switches algorithm: [OP:]doubling:SIZE[,...], the largest call (of OP, or of "
+       "every collective) that runs recursive doubling (defaults allreduce 512K, reduce_scatter "
+       "16K, allgather 1M, broadcast 1M; doubling:0: the ring always)",
        [](tm_config_t& c, const char* v) -> Status {
          TM_RETURN_IF_ERROR(parse_algorithm_thresholds(v).status());
          c.algorithm_thresholds = v;
@@ -266,10 +267,10 @@ Result<AlgorithmPolicy> algorithm_policy(const tm_config_t& c) {
     policy.force = force.value();
   }
   if (c.algorithm_thresholds != nullptr) {
-    auto max_bytes = parse_algorithm_thresholds(c.algorithm_thresholds);
-    if (!max_bytes.ok())
-      return max_bytes.status().with_context("algorithm_thresholds (TRAINMOVER_ALGO_THRESHOLDS)");
-    policy.doubling_max_bytes = max_bytes.value();
+    auto thresholds = parse_algorithm_thresholds(c.algorithm_thresholds);
+    if (!thresholds.ok())
+      return thresholds.status().with_context("algorithm_thresholds (TRAINMOVER_ALGO_THRESHOLDS)");
+    policy.doubling_max_bytes = thresholds.value();
   }
   return policy;
 }

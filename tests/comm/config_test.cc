@@ -143,7 +143,7 @@ TEST(InitConfig, ReadsEveryVariable) {
   env.set("TRAINMOVER_SOCKET_BUFFER", "4M");
   env.set("TRAINMOVER_STAGING_BUFFERS", "6");
   env.set("TRAINMOVER_ALGO", "ring");
-  env.set("TRAINMOVER_ALGO_THRESHOLDS", "doubling:128K");
+  env.set("TRAINMOVER_ALGO_THRESHOLDS", "doubling:128K,broadcast:doubling:0");
   tm_config_t c;
   Status st = init_config(c);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -167,7 +167,8 @@ TEST(InitConfig, ReadsEveryVariable) {
   EXPECT_EQ(cc->name, "dp");
   EXPECT_EQ(cc->transport, "tcp");
   EXPECT_EQ(cc->algorithms.force, AlgorithmPolicy::Force::kRing);
-  EXPECT_EQ(cc->algorithms.doubling_max_bytes, 128u << 10);
+  EXPECT_EQ(cc->algorithms.doubling_max_bytes,
+            (DoublingThresholds{128u << 10, 128u << 10, 128u << 10, 0}));
 }
 
 // Unset, the policy is auto with the built-in threshold; a bad value in a

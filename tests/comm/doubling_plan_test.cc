@@ -325,14 +325,15 @@ TEST(DoublingPlan, AverageDividesOnlyTheFinalCombine) {
 TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
   AlgorithmPolicy policy;  // default
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 4096, 4), Algorithm::kDoubling);
-  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce,
-                             AlgorithmPolicy::kDefaultDoublingMaxBytes, 4),
-            Algorithm::kDoubling);
-  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce,
-                             AlgorithmPolicy::kDefaultDoublingMaxBytes + 1, 4),
-            Algorithm::kRing);
+  // Each collective switches at its own threshold.
+  for (size_t k = 0; k < kCollectiveKinds; ++k) {
+    const auto kind = static_cast<CollectiveKind>(k);
+    const size_t max = AlgorithmPolicy::kDefaultDoublingMaxBytes[k];
+    EXPECT_EQ(choose_algorithm(policy, kind, max, 4), Algorithm::kDoubling);
+    EXPECT_EQ(choose_algorithm(policy, kind, max + 1, 4), Algorithm::kRing);
+  }
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 4096, 1), Algorithm::kRing);
-  policy.doubling_max_bytes = 0;
+  policy.doubling_max_bytes.fill(0);
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 0, 4), Algorithm::kRing);
   EXPECT_FALSE(policy.may_use_doubling());
   policy.force = AlgorithmPolicy::Force::kDoubling;
@@ -341,14 +342,6 @@ TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
   EXPECT_TRUE(policy.may_use_doubling());
   EXPECT_EQ(choose_algorithm(AlgorithmPolicy::ring_only(), CollectiveKind::kAllreduce, 4, 4),
             Algorithm::kRing);
-  // The same threshold for reduce_scatter (its input) and allgather (its
-  // output) and broadcast.
-  const AlgorithmPolicy by_size;
-  for (CollectiveKind kind :
-       {CollectiveKind::kReduceScatter, CollectiveKind::kAllgather, CollectiveKind::kBroadcast}) {
-    EXPECT_EQ(choose_algorithm(by_size, kind, 4096, 4), Algorithm::kDoubling);
-    EXPECT_EQ(choose_algorithm(by_size, kind, size_t{1} << 20, 4), Algorithm::kRing);
-  }
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kReduceScatter, size_t{1} << 30, 4),
             Algorithm::kDoubling);
 }
@@ -361,11 +354,23 @@ TEST(Algorithm, ParsesTheVariablesAndNamesWhatIsWrong) {
   auto bad = parse_algorithm_force("tree");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'tree'"), std::string::npos);
-  EXPECT_EQ(parse_algorithm_thresholds("doubling:64K").value(), 65536u);
-  EXPECT_EQ(parse_algorithm_thresholds("doubling:0").value(), 0u);
-  for (const char* text : {"", "doubling", "doubling:", "doubling:x", "ring:4K", "doubling:-1"}) {
+  const size_t k64 = 65536;
+  EXPECT_EQ(parse_algorithm_thresholds("doubling:64K").value(),
+            (DoublingThresholds{k64, k64, k64, k64}));
+  EXPECT_EQ(parse_algorithm_thresholds("doubling:0").value(), (DoublingThresholds{0, 0, 0, 0}));
+  // Entries apply in order over the defaults.
+  DoublingThresholds want = AlgorithmPolicy::kDefaultDoublingMaxBytes;
+  want[static_cast<size_t>(CollectiveKind::kBroadcast)] = 4096;
+  EXPECT_EQ(parse_algorithm_thresholds("broadcast:doubling:4K").value(), want);
+  EXPECT_EQ(parse_algorithm_thresholds("doubling:0,reduce_scatter:doubling:1M").value(),
+            (DoublingThresholds{0, size_t{1} << 20, 0, 0}));
+  for (const char* text : {"", "doubling", "doubling:", "doubling:x", "ring:4K", "doubling:-1",
+                           "gather:doubling:4K", "allreduce:ring:4K", "allreduce", "doubling:4K,",
+                           "allreduce:doubling:4K,,broadcast:doubling:0"}) {
     EXPECT_FALSE(parse_algorithm_thresholds(text).ok()) << text;
   }
+  EXPECT_NE(parse_algorithm_thresholds("gather:doubling:4K").status().message().find("'gather:"),
+            std::string::npos);
 }
 
 TEST(Algorithm, LinksAreTheRingAndTheDoublingPairsOnlyWhenUsed) {

@@ -198,7 +198,7 @@ TEST(Collectives, LargeAllreduceDefaultSegments) {
 // recursive doubling (a small one, under the default policy).
 TEST(Collectives, ResultsDependOnlyOnSlots) {
   constexpr int n = 5;
-  constexpr size_t kCounts[] = {100003, 1003};
+  constexpr size_t kCounts[] = {200003, 1003};
   testing::TestJob job;
   auto store = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
                                              std::chrono::seconds(10));

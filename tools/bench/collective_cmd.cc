@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 
+#include "comm/config.h"
 #include "job_runner.h"
 #include "report.h"
 
@@ -23,6 +24,14 @@ void note_failure(const std::string& impl, const JobFailure& failure) {
                failure.status.message().c_str());
 }
 
+// The algorithm policy of this process's environment: the trainmover ranks
+// inherit it.
+Result<AlgorithmPolicy> environment_policy() {
+  tm_config_t config{};
+  TM_RETURN_IF_ERROR(init_config(config));
+  return algorithm_policy(config);
+}
+
 }  // namespace
 
 int collective_main(int argc, char** argv) {
@@ -30,7 +39,12 @@ int collective_main(int argc, char** argv) {
   if (parsed.exit_now) return parsed.exit_code;
   const CollectiveOptions& options = parsed.options;
   std::vector<SizePlan> plan = plan_sizes(options);
-  CollectiveReport report(options, plan);
+  auto policy = environment_policy();
+  if (!policy.ok()) {
+    std::fprintf(stderr, "trainmover-bench: %s\n", policy.status().message().c_str());
+    return 2;
+  }
+  CollectiveReport report(options, plan, policy.value());
   std::set<std::string> dropped;
   bool trainmover_failed = false;
   // Interleaved: every impl once per round, so a noisy period hits all alike.

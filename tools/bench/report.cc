@@ -68,6 +68,25 @@ double CollectiveReport::ratio(const std::string& other, size_t i) const {
   return peer / tm;
 }
 
+const char* CollectiveReport::trainmover_algorithm(size_t i) const {
+  CollectiveKind kind = CollectiveKind::kAllreduce;
+  switch (options_.op) {
+    case Collective::kAllreduce:
+      kind = CollectiveKind::kAllreduce;
+      break;
+    case Collective::kReduceScatter:
+      kind = CollectiveKind::kReduceScatter;
+      break;
+    case Collective::kAllgather:
+      kind = CollectiveKind::kAllgather;
+      break;
+    case Collective::kBroadcast:
+      kind = CollectiveKind::kBroadcast;
+      break;
+  }
+  return algorithm_name(choose_algorithm(policy_, kind, plan_[i].bytes, options_.nranks));
+}
+
 void CollectiveReport::print_json() const {
   for (size_t i = 0; i < plan_.size(); ++i) {
     for (const std::string& impl : measured_impls()) {
@@ -81,6 +100,7 @@ void CollectiveReport::print_json() const {
                    {"time_s", t},
                    {"busbw_GBps", busbw(plan_[i].bytes, t)}};
       if (impl == kImplTrainmover) {
+        line["algorithm"] = trainmover_algorithm(i);
         for (const Peer& peer : kPeers) {
           if (rounds_.count(peer.impl) != 0) line[peer.key] = ratio(peer.impl, i);
         }
@@ -107,6 +127,8 @@ void CollectiveReport::print_table() const {
       compared.push_back(&peer);
   }
   for (const Peer* peer : compared) std::printf(" %8s", peer->column);
+  const bool tm = rounds_.count(kImplTrainmover) != 0;
+  if (tm) std::printf("  %s", "tm algorithm");
   std::printf("\n");
   for (size_t i = 0; i < plan_.size(); ++i) {
     std::printf("%10llu %6d", static_cast<unsigned long long>(plan_[i].bytes), plan_[i].iters);
@@ -115,6 +137,7 @@ void CollectiveReport::print_table() const {
       std::printf(" %14.1f %8.3f", t * 1e6, busbw(plan_[i].bytes, t));
     }
     for (const Peer* peer : compared) print_ratio(ratio(peer->impl, i));
+    if (tm) std::printf("  %s", trainmover_algorithm(i));
     std::printf("\n");
   }
   std::printf("# tm/X: busbw of trainmover over that of X (> 1: trainmover faster)\n");

@@ -9,13 +9,17 @@
 #include <vector>
 
 #include "collective_options.h"
+#include "comm/algorithm.h"
 
 namespace trainmover::bench {
 
 class CollectiveReport {
  public:
-  CollectiveReport(const CollectiveOptions& options, std::vector<SizePlan> plan)
-      : options_(options), plan_(std::move(plan)) {}
+  // `policy`: the one the trainmover ranks run with (they inherit this
+  // process's TRAINMOVER_ALGO*), to name the algorithm of each size.
+  CollectiveReport(const CollectiveOptions& options, std::vector<SizePlan> plan,
+                   const AlgorithmPolicy& policy)
+      : options_(options), plan_(std::move(plan)), policy_(policy) {}
 
   // One round's time per iteration, for each size of the plan.
   void add_round(const std::string& impl, const std::vector<double>& times);
@@ -32,9 +36,11 @@ class CollectiveReport {
   // The impls with results, in the order asked for.
   std::vector<std::string> measured_impls() const;
   double ratio(const std::string& other, size_t size_index) const;
+  const char* trainmover_algorithm(size_t size_index) const;
 
   const CollectiveOptions& options_;
   std::vector<SizePlan> plan_;
+  AlgorithmPolicy policy_;
   std::map<std::string, std::vector<std::vector<double>>> rounds_;  // impl -> rounds -> per size
 };
 

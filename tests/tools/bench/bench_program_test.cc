@@ -43,14 +43,18 @@ TEST(BenchProgram, BadArgumentsExit2NamingTheArgument) {
                        {"allreduce --bogus", "--bogus"}});
 }
 
+// The trainmover rows name the algorithm each size ran (comm/algorithm.h's
+// defaults: recursive doubling up to 512 KiB for allreduce).
 TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {
   ToolRun run =
-      bench("allreduce --nranks 2 --bytes 4K --iters 2 --rounds 1 --impl trainmover --json");
+      bench("allreduce --nranks 2 --bytes 4K,1M --iters 2 --rounds 1 --impl trainmover --json");
   ASSERT_EQ(run.status, 0) << run.all;
   auto objects = json_lines(run.out);
-  ASSERT_EQ(objects.size(), 1u) << run.all;
+  ASSERT_EQ(objects.size(), 2u) << run.all;
   EXPECT_EQ(json_string(objects[0], "impl"), "trainmover");
   expect_result_keys(objects[0], 2, 4096);
+  EXPECT_EQ(json_string(objects[0], "algorithm"), "doubling") << run.all;
+  EXPECT_EQ(json_string(objects[1], "algorithm"), "ring") << run.all;
 }
 
 #ifdef HAVE_MPI
