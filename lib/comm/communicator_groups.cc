@@ -225,13 +225,12 @@ Status Communicator::prepare_groups(const View& next) {
     Communicator& g = *m.group;
     if (g.left_ || g.slot() < 0) continue;
     const std::vector<int> replaced = replaced_members(m.split.members, current, next);
-    // No joiner in this group: its first slot publishes the same members
-    // under the parent's new epoch. With joiners, every member publishes.
-    if (!replaced.empty() || g.slot() == 0) {
-      TM_ASSIGN_OR_RETURN(View before, g.fetch_view(g.epoch()));
-      TM_RETURN_IF_ERROR(g.assemble_group_view(std::move(before), next.epoch, replaced).status());
-    }
-    TM_ASSIGN_OR_RETURN(View view, g.fetch_view(next.epoch));
+    // Every live member publishes the group's next view, joiners or not:
+    // one member alone (say the group's slot 0) may be dead already, its
+    // failure not yet in this epoch (it is folded into the next), and the
+    // others would wait for its view until the order timed out.
+    TM_ASSIGN_OR_RETURN(View before, g.fetch_view(g.epoch()));
+    TM_ASSIGN_OR_RETURN(View view, g.assemble_group_view(std::move(before), next.epoch, replaced));
     TM_RETURN_IF_ERROR(g.prepare_switch(view));
     TM_RETURN_IF_ERROR(g.prepare_groups(view));
   }

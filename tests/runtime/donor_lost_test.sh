@@ -22,7 +22,7 @@ kill_donor_case() {
   wait_step 15
   # Both standbys warm first: this case is about the donor, not the warm-up
   # (in CI, under load, no standby was ready within the 5 s wait).
-  for s in 0 1; do wait_for "\"event\":\"standby_warmup\".*\"standby\":$s[,}].*\"state\":\"ready\""; done
+  wait_standbys_ready
   kill -9 "$(slot_pid "$1")"
   wait_for '"event":"state_transfer_started"'
   donor=$(field state_transfer_started donor)
@@ -36,7 +36,8 @@ kill_donor_case() {
 }
 
 # Case 1: another replica is left.
-dp=3 pp=1 steps=40
+# Steps enough that the job is still running once the standbys are warm.
+dp=3 pp=1 steps=150
 kill_donor_case 0
 for slot in 0 "$donor"; do
   line=$(grep '"event":"recovery_done"' "$events" | grep "\"slot\":$slot[,}]" | tail -n 1)
@@ -49,7 +50,7 @@ echo "PASS (replica): the donor died, the third replica sent both states, hash e
 # Case 2: no replica is left: rollback to the checkpoint.
 rm -f "$events"
 mkdir -p "$work/ckpt" "$work/ckpt-clean"
-dp=2 pp=2 steps=30 gpt_args="--checkpoint-dir $work/ckpt --checkpoint-every 5"
+dp=2 pp=2 steps=150 gpt_args="--checkpoint-dir $work/ckpt --checkpoint-every 5"
 kill_donor_case 1
 expect_eq "path" "$(field recovery_done path)" rollback
 echo "rolled back to step $(field recovery_done resume_step); $(field rollback_started why)"

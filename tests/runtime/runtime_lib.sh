@@ -61,6 +61,16 @@ wait_line() {
 }
 wait_for() { wait_line "$events" "$1" "no event matching $1"; }
 wait_step() { wait_line "$work/err" "trainmover-gpt: step $1/" "the job never logged step $1"; }
+# wait_standbys_ready: until each of the $standbys standbys reported ready
+# (a case about something else than the warm-up kills after it: under load a
+# standby can take longer than a job's --standby-wait).
+wait_standbys_ready() {
+  s=0
+  while [ "$s" -lt "$standbys" ]; do
+    wait_for "\"event\":\"standby_warmup\".*\"standby\":$s[,}].*\"state\":\"ready\""
+    s=$((s + 1))
+  done
+}
 
 # pid_in PATTERN: the pid of the first event matching PATTERN.
 pid_in() { grep "$1" "$events" | head -n 1 | sed 's/.*"pid":\([0-9]*\).*/\1/'; }
