@@ -194,14 +194,22 @@ void ControlClient::run() {
     if (now - last_heard > timeout)
       return lose(error(TM_ERROR_TIMEOUT, "no heartbeat for ", to_seconds(now - last_heard),
                         " s (timeout ", to_seconds(timeout), " s)"));
-    if (now >= next_beat) {
-      stream.queue(Heartbeat{step_.load(std::memory_order_relaxed)});
-      next_beat = now + interval;
-    }
+    // The program's messages go out before a heartbeat whose step was read
+    // with them, under one lock: a program that sends a report and then sets
+    // the step (the joiner's first-step report, then the step that ends its
+    // recovery) never has its heartbeat overtake the report. Read outside
+    // the lock, a heartbeat could carry the new step ahead of the report
+    // still in the outbox.
+    uint64_t step = 0;
     {
       std::lock_guard<std::mutex> lock(mutex_);
+      step = step_.load(std::memory_order_relaxed);
       for (const Message& m : outbox_) stream.queue(m);
       outbox_.clear();
+    }
+    if (now >= next_beat) {
+      stream.queue(Heartbeat{step});
+      next_beat = now + interval;
     }
     if (Status st = stream.write_available(); !st.ok()) return lose(st);
     Clock::time_point wake_at = std::min(next_beat, last_heard + timeout);

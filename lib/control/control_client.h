@@ -51,6 +51,8 @@ class ControlClient {
   ~ControlClient();
 
   const Welcome& welcome() const { return welcome_; }
+  // The step heartbeats carry from now on. A message send() queued before
+  // this call reaches the coordinator before any heartbeat with this step.
   void set_step(uint64_t step) { step_.store(step, std::memory_order_relaxed); }
   // Queues a message for the coordinator; fails once the coordinator is lost.
   Status send(const Message& message);
