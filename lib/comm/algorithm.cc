@@ -72,14 +72,11 @@ Status apply_threshold(std::string_view entry, DoublingThresholds& out) {
   std::string_view rest = entry;
   if (rest.substr(0, kDoubling.size()) != kDoubling) {
     size_t colon = rest.find(':');
-    std::string_view op = rest.substr(0, colon);
     for (size_t k = 0; k < kCollectiveKinds; ++k) {
-      if (op == collective_kind_name(static_cast<CollectiveKind>(k))) only = k;
+      if (rest.substr(0, colon) == collective_kind_name(static_cast<CollectiveKind>(k))) only = k;
     }
-    if (!only || colon == std::string_view::npos)
-      return error(TM_ERROR_INVALID_ARGUMENT, "'", entry, "' is not ", kThresholdsSyntax);
-    rest = rest.substr(colon + 1);
-    if (rest.substr(0, kDoubling.size()) != kDoubling)
+    if (only) rest = rest.substr(colon + 1);
+    if (!only || rest.substr(0, kDoubling.size()) != kDoubling)
       return error(TM_ERROR_INVALID_ARGUMENT, "'", entry, "' is not ", kThresholdsSyntax);
   }
   auto size = parse_size(rest.substr(kDoubling.size()));
