@@ -431,6 +431,7 @@ void Coordinator::Impl::switched() {
       }
       membership_.vacate(seat.slot);
     }
+    if (seat.joiner_lost_at) continue;  // its slot fails below, in the new epoch
     if (auto id = connection_of_standby(seat.joiner)) {
       peers_[*id].standby = -1;
       peers_[*id].slot = seat.slot;
@@ -442,6 +443,12 @@ void Coordinator::Impl::switched() {
   }
   membership_.commit_epoch(r.epoch);
   for (const Seat& seat : r.seats) {
+    if (seat.joiner_lost_at) {
+      emit("joiner_lost_in_switch",
+           {{"recovery", r.id}, {"epoch", r.epoch}, {"slot", seat.slot}, {"standby", seat.joiner}});
+      enqueue_recovery({seat.slot, RecoveryCause::kFailure, *seat.joiner_lost_at, Clock::now()});
+      continue;
+    }
     emit("switchover", {{"recovery", r.id},
                         {"epoch", r.epoch},
                         {"slot", seat.slot},
@@ -512,7 +519,8 @@ void Coordinator::Impl::seat_first_step(int slot) {
   Seat* seat = r.seat_of_slot(slot);
   if (r.state != RecoveryState::kFirstStep || !seat) return;
   seat->first_step_seen = true;
-  if (std::all_of(r.seats.begin(), r.seats.end(), [](const Seat& s) { return s.first_step_seen; }))
+  if (std::all_of(r.seats.begin(), r.seats.end(),
+                  [](const Seat& s) { return s.first_step_seen || s.joiner_lost_at; }))
     finish_recovery();
 }
 
@@ -543,6 +551,7 @@ json Coordinator::Impl::breakdown(const Seat& seat) const {
 
 void Coordinator::Impl::finish_recovery() {
   for (const Seat& seat : recovery_->seats) {
+    if (seat.joiner_lost_at) continue;  // its slot has a recovery of its own
     json fields = breakdown(seat);
     fields["first_step_seen"] = seat.first_step_seen;
     // The joiner reports them right before the heartbeat that ends the
@@ -608,6 +617,15 @@ void Coordinator::Impl::recovery_lost_joiner(int standby, const std::string& det
                          {"state", recovery_state_name(r.state)},
                          {"detail", detail}});
   r.failed_joiners.insert(standby);
+  if (r.state == RecoveryState::kSwitch) {
+    // Ranks that switched already serve the new epoch, with this joiner in
+    // it: no new round can start from the old one. The switch completes
+    // without it, and its slot fails in the new epoch (switched()).
+    seat->joiner_lost_at = Clock::now();
+    std::erase_if(r.awaiting, [&](const auto& entry) { return entry.second.standby == standby; });
+    if (r.awaiting.empty()) on_all_acked();
+    return;
+  }
   seat->joiner = -1;
   new_round();
 }

@@ -59,6 +59,9 @@ struct Seat {
   std::string receive_error;  // kTransfer: the joiner's failed receive
   std::string send_error;     // kTransfer: its donor's failed send
   bool first_step_seen = false;
+  // kSwitch: the joiner died after some ranks may have switched to it. The
+  // switch completes without it and its slot fails in the new epoch.
+  std::optional<Clock::time_point> joiner_lost_at;
   Clock::time_point failed_at;  // the failure (or the migrate request)
   Clock::time_point detected_at;
   nlohmann::json joiner_step;  // the joiner's own figures of its first step (FirstStep)

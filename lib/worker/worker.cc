@@ -44,14 +44,16 @@ ProcessUsage process_usage() {
   return {secs(u.ru_utime) + secs(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
 }
 
-// TRAINMOVER_TEST_DONOR_DELAY (test-only, trainmover(7)): seconds a donor
-// waits before it sends its state, so that a test can kill it inside the
-// transfer window (otherwise about a millisecond).
-Result<Duration> donor_delay_from_env() {
-  auto text = get_env("TRAINMOVER_TEST_DONOR_DELAY");
+// Test-only delays (trainmover(7)) that widen a window of a recovery,
+// otherwise about a millisecond, so that a test can kill a process inside
+// it: TRAINMOVER_TEST_DONOR_DELAY, seconds a donor waits before it sends
+// its state; TRAINMOVER_TEST_JOINER_SWITCH_DELAY, seconds a joiner waits
+// before it carries out its switch order (the stayers switch meanwhile).
+Result<Duration> test_delay_from_env(const char* name) {
+  auto text = get_env(name);
   if (!text || text->empty()) return Duration::zero();
   auto seconds = parse_seconds(*text);
-  if (!seconds.ok()) return seconds.status().with_context("TRAINMOVER_TEST_DONOR_DELAY");
+  if (!seconds.ok()) return seconds.status().with_context(name);
   return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(*seconds));
 }
 
@@ -76,7 +78,9 @@ Result<std::unique_ptr<Worker>> Worker::create() {
                  "TRAINMOVER_CONTROL is set but TRAINMOVER_JOB_SECRET or TRAINMOVER_STORE is not");
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
   TM_ASSIGN_OR_RETURN(w->switch_mode_, switch_mode_from_env());
-  TM_ASSIGN_OR_RETURN(w->donor_delay_, donor_delay_from_env());
+  TM_ASSIGN_OR_RETURN(w->donor_delay_, test_delay_from_env("TRAINMOVER_TEST_DONOR_DELAY"));
+  TM_ASSIGN_OR_RETURN(w->joiner_switch_delay_,
+                      test_delay_from_env("TRAINMOVER_TEST_JOINER_SWITCH_DELAY"));
   w->secret_ = secret;
   w->job_id_ = config.job_id;
   w->store_address_ = config.store_address;

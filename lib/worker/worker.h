@@ -133,7 +133,8 @@ class Worker {
 
   WorkerKind kind_ = WorkerKind::kAlone;
   SwitchMode switch_mode_ = SwitchMode::kDelta;
-  Duration donor_delay_ = Duration::zero();  // TRAINMOVER_TEST_DONOR_DELAY
+  Duration donor_delay_ = Duration::zero();          // TRAINMOVER_TEST_DONOR_DELAY
+  Duration joiner_switch_delay_ = Duration::zero();  // TRAINMOVER_TEST_JOINER_SWITCH_DELAY
   int slot_ = -1;
   uint64_t job_id_ = 0;
   std::optional<JobSecret> secret_;

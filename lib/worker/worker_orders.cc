@@ -38,6 +38,21 @@ std::string rebuilt_name(const std::string& name, uint64_t epoch) {
   return str_cat(name.substr(0, name.find('@')), "@", epoch);
 }
 
+// A failure a dead or hung peer causes, as opposed to a fault of this rank
+// or of the orders (a bad argument, a bug).
+bool peer_fault(const Status& st) {
+  switch (st.code()) {
+    case TM_ERROR_SYSTEM:
+    case TM_ERROR_TIMEOUT:
+    case TM_ERROR_PEER_FAILED:
+    case TM_ERROR_PROTOCOL:
+    case TM_ERROR_ABORTED:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Result<uint64_t> Worker::serve_orders(std::optional<Order> first) {
@@ -179,18 +194,37 @@ Status Worker::rollback(uint64_t at_most, uint64_t& step) {
 }
 
 Status Worker::switch_over(const Order& order) {
+  if (kind_ == WorkerKind::kStandby && joiner_switch_delay_ > Duration::zero()) {
+    std::fprintf(stderr,
+                 "trainmover: joiner of slot %d waits %.1f s before it switches (test-only)\n",
+                 slot_, to_seconds(joiner_switch_delay_));
+    std::this_thread::sleep_for(joiner_switch_delay_);
+  }
   if (kind_ == WorkerKind::kActive && !rolled_back_) TM_RETURN_IF_ERROR(restore(order.step));
   rolled_back_ = false;
   if (switch_mode_ == SwitchMode::kRebuild) return rebuild_comms(order.epoch);
-  // Groups of a registered parent switch with it (driven_by_parent).
+  // Every communicator switches, even when a link of the new epoch failed:
+  // ranks that switched serve the new epoch already, so this one must too.
+  // A peer that died in the switch (a joiner or a stayer) is the
+  // coordinator's to recover in the new epoch; this rank's next collective
+  // with it fails and recovers as after any failure. Groups of a registered
+  // parent switch with it (driven_by_parent).
+  Status missing;
   for (const WorkerComm& c : comms_) {
-    if (!driven_by_parent(c, comms_))
-      TM_RETURN_IF_ERROR(api_status(tm_comm_wait_prepared(c.comm), "tm_comm_wait_prepared"));
+    if (driven_by_parent(c, comms_)) continue;
+    Status st = api_status(tm_comm_wait_prepared(c.comm), "tm_comm_wait_prepared");
+    if (!st.ok() && !peer_fault(st)) return st;
+    if (missing.ok()) missing = st;
   }
   for (const WorkerComm& c : comms_) {
-    if (!driven_by_parent(c, comms_))
-      TM_RETURN_IF_ERROR(api_status(tm_comm_switchover(c.comm, order.epoch), "tm_comm_switchover"));
+    if (driven_by_parent(c, comms_)) continue;
+    Status st = api_status(tm_comm_switchover(c.comm, order.epoch), "tm_comm_switchover");
+    if (!st.ok() && !peer_fault(st)) return st;
+    if (missing.ok()) missing = st;
   }
+  if (!missing.ok())
+    log(LogLevel::kInfo, "switched to epoch ", order.epoch,
+        " with a link of it missing (its peer's slot is recovered next): ", missing.message());
   return Status::Ok();
 }
 

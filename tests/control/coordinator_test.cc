@@ -327,6 +327,35 @@ TEST(Coordinator, JoinerLostDuringTheSwitchIsReplacedByAnotherStandby) {
   EXPECT_EQ((*done)["epoch"], 2);
 }
 
+// The joiner dies on its switch order, after the stayer switched to the new
+// epoch: no round can start over from the old epoch (the stayer would refuse
+// its prepare), so the switch completes without the joiner and its slot
+// fails in the new epoch, recovered next by the other standby.
+TEST(Coordinator, JoinerLostInTheSwitchWindowFailsItsSlotInTheNewEpoch) {
+  Cluster job(2, 1);
+  job.active(0);
+  pid_t victim = job.active(1);
+  job.standby("none", "--die-on=switch");
+  job.wait_started(1);
+  pid_t second = job.standby("none", "--warmup-ms=400");
+  job.wait_started(2);
+  ::kill(victim, SIGKILL);
+  auto lost = job.wait_event("joiner_lost_in_switch");
+  ASSERT_TRUE(lost);
+  EXPECT_EQ((*lost)["slot"], 1);
+  EXPECT_EQ((*lost)["epoch"], 1);
+  auto done = job.wait_event("recovery_done");
+  ASSERT_TRUE(done);
+  EXPECT_EQ((*done)["slot"], 1);
+  EXPECT_EQ((*done)["epoch"], 2);  // the next epoch after the one committed
+  EXPECT_EQ((*done)["first_step_seen"], true);
+  EXPECT_EQ(pid_of_slot(job.coordinator(), 1), second);
+  EXPECT_EQ(job.count_events("joiner_failed"), 1);
+  EXPECT_EQ(job.count_events("recovery_done"), 1);  // only the recovery that succeeded
+  EXPECT_EQ(job.count_events("recovery_abandoned"), 0);
+  EXPECT_GT(pid_of_slot(job.coordinator(), 0), 0);
+}
+
 // A donor whose send fails (its joiner died mid-transfer, here an injected
 // error) is not at fault: the joiner is dropped, a new round takes the
 // other standby, and the donor serves again.
