@@ -16,16 +16,26 @@ std::string task_store_spec(std::string_view tcp_store, bool pmix) {
   return str_cat("pmix,tcp://", tcp_store);
 }
 
-bool pmix_wireup_wanted(int nslots) {
+namespace {
+bool pmix_client_task() {
 #if HAVE_PMIX
   auto set = [](const char* name) { return !get_env(name).value_or("").empty(); };
-  auto ntasks = get_env("SLURM_STEP_NUM_TASKS");
-  if (!ntasks) ntasks = get_env("SLURM_NTASKS");
-  return set("PMIX_NAMESPACE") && set("PMIX_RANK") && ntasks == std::to_string(nslots) &&
-         get_env("TRAINMOVER_PMIX_WIREUP").value_or("1") != "0";
+  return set("PMIX_NAMESPACE") && set("PMIX_RANK");
 #else
   return false;
 #endif
+}
+}  // namespace
+
+bool pmix_wireup_wanted(int nslots) {
+  auto ntasks = get_env("SLURM_STEP_NUM_TASKS");
+  if (!ntasks) ntasks = get_env("SLURM_NTASKS");
+  return pmix_client_task() && ntasks == std::to_string(nslots) &&
+         get_env("TRAINMOVER_PMIX_WIREUP").value_or("1") != "0";
+}
+
+bool pmix_events_wanted() {
+  return pmix_client_task() && get_env("TRAINMOVER_PMIX_EVENTS").value_or("1") != "0";
 }
 
 }  // namespace trainmover::launcher

@@ -1,7 +1,9 @@
-// Which store a task's program wires up through under srun --trainmover:
+// What a task's program takes from PMIx under srun --trainmover: which store
+// it wires up through,
 // the srun side's TCP store, or PMIx first when the task is a PMIx client
 // (srun --mpi=pmix), with the TCP store behind it for what PMIx cannot
-// serve (standbys taking a slot, later epochs, state transfer).
+// serve (standbys taking a slot, later epochs, state transfer); and whether
+// it listens for PMIx failure events.
 #pragma once
 
 #include <string>
@@ -24,5 +26,12 @@ std::string task_store_spec(std::string_view tcp_store, bool pmix);
 // Only the environment is read: the launcher never becomes a PMIx client
 // itself (PMIx is process-wide and belongs to the program).
 bool pmix_wireup_wanted(int nslots);
+
+// Whether the program should listen for PMIx failure events
+// (TRAINMOVER_PMIX_EVENTS=1 for it; worker/pmix_failures.h): this build has
+// PMIx, the task is a PMIx client (PMIX_NAMESPACE and PMIX_RANK) and the
+// step's TRAINMOVER_PMIX_EVENTS is not "0". Standbys too: a gone task is
+// reported by whoever hears it first.
+bool pmix_events_wanted();
 
 }  // namespace trainmover::launcher

@@ -50,7 +50,7 @@ namespace {
 constexpr const char* kTypeNames[] = {
     "register", "welcome",      "heartbeat", "failure_report", "exit_report", "warmup",
     "status",   "status_reply", "migrate",   "subscribe",      "event",       "events_end",
-    "reply",    "order",        "ack",       "goodbye",        "first_step"};
+    "reply",    "order",        "ack",       "goodbye",        "first_step",  "task_lost"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<Message>);
 
 // ---- encoding -------------------------------------------------------------
@@ -60,7 +60,10 @@ json process_json(const ProcessId& p) {
 }
 
 json fields_of(const Register& m) {
-  return {{"kind", peer_kind_name(m.kind)}, {"slot", m.slot}, {"process", process_json(m.process)}};
+  json j = {
+      {"kind", peer_kind_name(m.kind)}, {"slot", m.slot}, {"process", process_json(m.process)}};
+  if (m.task >= 0) j["task"] = m.task;
+  return j;
 }
 json fields_of(const Welcome& m) {
   return {{"epoch", m.epoch},
@@ -77,6 +80,7 @@ json fields_of(const ExitReport& m) {
   if (!m.host.empty()) j["host"] = m.host;
   return j;
 }
+json fields_of(const TaskLost& m) { return {{"task", m.task}, {"detail", m.detail}}; }
 json fields_of(const WarmupProgress& m) {
   return {{"state", warmup_state_name(m.state)},
           {"warming", stage_role_name(m.warming)},
@@ -172,6 +176,12 @@ class Fields {
       return v->get<std::string>();
     fail(name, str_cat("must be a string of at most ", kMaxText, " bytes"));
     return {};
+  }
+  // An integer field that may be absent (added after the message's first
+  // version): `absent` when it is.
+  int64_t optional_integer(const char* name, int64_t min, int64_t max, int64_t absent) {
+    if (!object_.contains(name)) return absent;
+    return integer(name, min, max);
   }
   // A text field that may be absent (added after the message's first
   // version): "" when it is.
@@ -291,6 +301,7 @@ Message read(Fields& f, Register) {
   m.kind = f.choice("kind", kPeerKinds, peer_kind_name);
   m.slot = static_cast<int>(f.integer("slot", -1, kSlotMax));
   m.process = f.process("process");
+  m.task = static_cast<int>(f.optional_integer("task", 0, INT32_MAX, -1));
   return m;
 }
 Message read(Fields& f, Welcome) {
@@ -314,6 +325,12 @@ Message read(Fields& f, ExitReport) {
   m.exit_code = static_cast<int>(f.integer("exit_code", -1, 255));
   m.signal = static_cast<int>(f.integer("signal", 0, 128));
   m.host = f.optional_text("host");
+  return m;
+}
+Message read(Fields& f, TaskLost) {
+  TaskLost m;
+  m.task = static_cast<int>(f.integer("task", 0, INT32_MAX));
+  m.detail = f.text("detail");
   return m;
 }
 Message read(Fields& f, WarmupProgress) {

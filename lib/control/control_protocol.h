@@ -22,6 +22,9 @@
 //     Heartbeat       liveness; `step` is the step the rank is in (active) or 0.
 //     FailureReport   a rank's collective failed because of `failed_slot`.
 //     ExitReport      a launcher saw process `pid` exit (code or signal).
+//     TaskLost        the resource manager (a PMIx event a rank heard) says
+//                     the process of task `task` (its PMIx rank, as its
+//                     Register named it) is gone.
 //     WarmupProgress  a standby's warm-up state: ready_roles are the roles it
 //                     may be promoted to, warm_roles those of them it warmed
 //                     up for (the others it serves cold); error says why a
@@ -74,6 +77,9 @@ struct Register {
   PeerKind kind = PeerKind::kActive;
   int slot = -1;  // kActive: the slot it serves; else -1
   ProcessId process;
+  // Its task in the resource manager's job (the PMIx rank under srun
+  // --mpi=pmix), which TaskLost reports name; -1: none (not sent).
+  int task = -1;
 };
 struct Welcome {
   uint64_t epoch = 0;
@@ -95,6 +101,10 @@ struct ExitReport {
   // The host the process ran on, as it registered (pids repeat across
   // nodes); empty: any host (a launcher on the coordinator's own host).
   std::string host{};
+};
+struct TaskLost {
+  int task = 0;
+  std::string detail;  // the event, e.g. "PROC-ABORTED"
 };
 struct WarmupProgress {
   WarmupState state = WarmupState::kStarting;
@@ -185,9 +195,10 @@ struct Ack {
   uint64_t bytes = 0;
 };
 
-using Message = std::variant<Register, Welcome, Heartbeat, FailureReport, ExitReport,
-                             WarmupProgress, StatusRequest, StatusReply, MigrateRequest, Subscribe,
-                             EventMessage, EventsEnd, Reply, Order, Ack, Goodbye, FirstStep>;
+using Message =
+    std::variant<Register, Welcome, Heartbeat, FailureReport, ExitReport, WarmupProgress,
+                 StatusRequest, StatusReply, MigrateRequest, Subscribe, EventMessage, EventsEnd,
+                 Reply, Order, Ack, Goodbye, FirstStep, TaskLost>;
 
 const char* message_type(const Message& message);
 

@@ -186,6 +186,10 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
     if (peer.kind != PeerKind::kLauncher) return refuse("launchers");
     return handle_exit(m->pid, m->exit_code, m->signal, m->host);
   }
+  if (auto* m = std::get_if<TaskLost>(&message)) {
+    if (peer.slot < 0 && peer.standby < 0) return refuse("ranks and standbys");
+    return handle_task_lost(peer, *m);
+  }
   if (auto* m = std::get_if<WarmupProgress>(&message)) {
     if (peer.standby < 0) return refuse("standbys");
     return handle_warmup(peer, *m);
@@ -217,6 +221,7 @@ void Coordinator::Impl::handle_register(ConnectionId id, const Register& r) {
   Peer peer;
   peer.kind = r.kind;
   peer.instance_id = r.process.instance_id;
+  peer.task = r.task;
   peer.last_heard = Clock::now();
   Welcome welcome;
   welcome.heartbeat_interval_s = to_seconds(config_.heartbeat_interval);
@@ -231,12 +236,15 @@ void Coordinator::Impl::handle_register(ConnectionId id, const Register& r) {
     Status st = membership_.assign(r.slot, r.process);
     if (!st.ok()) return reply(id, st.with_context("registration refused"));
     peer.slot = r.slot;
-    emit("slot_registered", {{"slot", r.slot}, {"pid", r.process.pid}, {"host", r.process.host}});
+    json fields = {{"slot", r.slot}, {"pid", r.process.pid}, {"host", r.process.host}};
+    if (r.task >= 0) fields["task"] = r.task;
+    emit("slot_registered", std::move(fields));
   } else if (r.kind == PeerKind::kStandby) {
     peer.standby = membership_.add_standby(r.process);
     welcome.standby_id = peer.standby;
-    emit("standby_registered",
-         {{"standby", peer.standby}, {"pid", r.process.pid}, {"host", r.process.host}});
+    json fields = {{"standby", peer.standby}, {"pid", r.process.pid}, {"host", r.process.host}};
+    if (r.task >= 0) fields["task"] = r.task;
+    emit("standby_registered", std::move(fields));
   }
   welcome.epoch = membership_.epoch();
   peer.registered = true;
@@ -266,6 +274,23 @@ void Coordinator::Impl::handle_failure_report(Peer& peer, const FailureReport& r
   if (!id) return;  // no such slot, or already known to have failed
   suspects_[r.failed_slot] = {peer.slot, r.error, Clock::now()};
   check_suspects(Clock::now());
+}
+
+// The resource manager says a task is gone (a PMIx event that a rank
+// heard). As authoritative as a launcher's exit report, it fails the
+// task's process at once. Every rank hears the event: the first report
+// fails it, and the others find no process of that task left.
+void Coordinator::Impl::handle_task_lost(const Peer& by, const TaskLost& m) {
+  std::optional<Peer> gone;
+  for (const auto& [id, p] : peers_) {
+    if (p.task == m.task && (p.slot >= 0 || p.standby >= 0)) gone = p;
+  }
+  if (!gone) return;  // reported already, or not one of this job's ranks
+  emit("task_lost",
+       {{"task", m.task}, {"detail", m.detail}, {"by_slot", by.slot}, {"by_standby", by.standby}});
+  std::string detail = str_cat("PMIx: task ", m.task, ": ", m.detail);
+  if (gone->slot >= 0) return slot_failed(gone->slot, "pmix", detail, Clock::now());
+  standby_lost(gone->standby, detail);
 }
 
 void Coordinator::Impl::check_suspects(Clock::time_point now) {

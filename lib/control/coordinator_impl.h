@@ -30,6 +30,7 @@ struct Peer {
   bool registered = false;
   int slot = -1;     // kActive (and a joiner once switched)
   int standby = -1;  // kStandby
+  int task = -1;     // the resource manager's task (Register::task), -1 none
   uint64_t instance_id = 0;
   Clock::time_point last_heard;
   bool follow_events = false;
@@ -85,6 +86,7 @@ class Coordinator::Impl {
   void handle_register(ConnectionId id, const Register& r);
   void handle_heartbeat(Peer& peer, const Heartbeat& h);
   void handle_failure_report(Peer& peer, const FailureReport& r);
+  void handle_task_lost(const Peer& by, const TaskLost& m);
   // Reported slots that also went silent have failed; reports of slots
   // that kept heartbeating for the heartbeat timeout are dropped.
   void check_suspects(Clock::time_point now);

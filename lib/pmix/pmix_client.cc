@@ -2,15 +2,24 @@
 
 #include <pmix.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 namespace trainmover::pmix {
 namespace {
 
-std::atomic<bool> g_client_exists{false};  // PMIx is per process: at most one client
+// The process's one client while any owner holds it. PMIx is process-wide
+// state already; this only lets its owners share the one session.
+struct Shared {
+  std::mutex mutex;
+  std::weak_ptr<PmixClient> client;
+};
+Shared& shared() {
+  static Shared instance;
+  return instance;
+}
 
 Status pmix_error(const std::string& what, pmix_status_t rc) {
   tm_result_t code = rc == PMIX_ERR_TIMEOUT ? TM_ERROR_TIMEOUT : TM_ERROR_SYSTEM;
@@ -23,23 +32,26 @@ int timeout_seconds(Duration timeout) {
 
 }  // namespace
 
-bool PmixClient::in_use() { return g_client_exists.load(); }
+bool PmixClient::available() { return std::getenv("PMIX_NAMESPACE") != nullptr; }
 
-Result<std::unique_ptr<PmixClient>> PmixClient::create() {
-  if (!std::getenv("PMIX_NAMESPACE"))
+Result<std::shared_ptr<PmixClient>> PmixClient::acquire() {
+  if (!available())
     return error(TM_ERROR_INVALID_ARGUMENT,
                  "PMIx: not started by a PMIx server (no PMIX_NAMESPACE; run under "
                  "srun --mpi=pmix)");
-  if (g_client_exists.exchange(true))
-    return error(TM_ERROR_INVALID_ARGUMENT, "PMIx: a client already exists in this process");
+  std::lock_guard<std::mutex> lock(shared().mutex);
+  if (auto live = shared().client.lock()) return live;
+  TM_ASSIGN_OR_RETURN(auto client, init());
+  shared().client = client;
+  return client;
+}
+
+Result<std::shared_ptr<PmixClient>> PmixClient::init() {
   pmix_proc_t self;
   pmix_status_t rc = PMIx_Init(&self, nullptr, 0);
-  if (rc != PMIX_SUCCESS) {
-    g_client_exists = false;
-    return pmix_error("PMIx_Init", rc);
-  }
+  if (rc != PMIX_SUCCESS) return pmix_error("PMIx_Init", rc);
   // From here the client owns the PMIx session: its destructor finalizes.
-  std::unique_ptr<PmixClient> client(new PmixClient());
+  std::shared_ptr<PmixClient> client(new PmixClient());
   client->nspace_ = self.nspace;
   client->rank_ = self.rank;
   pmix_proc_t job;
@@ -54,10 +66,7 @@ Result<std::unique_ptr<PmixClient>> PmixClient::create() {
   return client;
 }
 
-PmixClient::~PmixClient() {
-  PMIx_Finalize(nullptr, 0);
-  g_client_exists = false;
-}
+PmixClient::~PmixClient() { PMIx_Finalize(nullptr, 0); }
 
 Status PmixClient::put(const std::string& key, const std::string& value) {
   if (key.empty() || key.size() >= PMIX_MAX_KEYLEN)

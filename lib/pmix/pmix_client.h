@@ -2,12 +2,14 @@
 // PMIx server): who it is in the job, and the job's key/value exchange
 // (put, commit, fence, get) used for the first wire-up.
 //
-// Contract: one PmixClient per process at a time (PMIx itself is process-
-// wide); create() fails with TM_ERROR_INVALID_ARGUMENT when one already exists
-// or when the process was not started by a PMIx server (no PMIX_NAMESPACE in
-// the environment). The destructor finalizes PMIx. Methods may be called from
-// any thread; PMIx serialises them. Every blocking call is bounded by a
-// timeout and fails with TM_ERROR_TIMEOUT naming what it waited for.
+// Contract: one PmixClient per process at a time, shared by its users (the
+// first communicator's store, the worker's failure listener): PMIx itself
+// is process-wide. acquire() returns the live one, or initializes PMIx when
+// none lives; it fails with TM_ERROR_INVALID_ARGUMENT when the process was
+// not started by a PMIx server (no PMIX_NAMESPACE in the environment). The
+// last owner's release finalizes PMIx. Methods may be called from any
+// thread; PMIx serialises them. Every blocking call is bounded by a timeout
+// and fails with TM_ERROR_TIMEOUT naming what it waited for.
 #pragma once
 
 #include <cstdint>
@@ -21,9 +23,9 @@ namespace trainmover::pmix {
 
 class PmixClient {
  public:
-  static Result<std::unique_ptr<PmixClient>> create();
-  // Whether this process holds a client now (create() would fail).
-  static bool in_use();
+  static Result<std::shared_ptr<PmixClient>> acquire();
+  // Whether this process was started by a PMIx server (acquire() may work).
+  static bool available();
   ~PmixClient();
   PmixClient(const PmixClient&) = delete;
   PmixClient& operator=(const PmixClient&) = delete;
@@ -44,6 +46,7 @@ class PmixClient {
 
  private:
   PmixClient() = default;
+  static Result<std::shared_ptr<PmixClient>> init();
   std::string nspace_;
   uint32_t rank_ = 0;
   uint32_t job_size_ = 0;

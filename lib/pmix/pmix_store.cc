@@ -1,5 +1,6 @@
 #include "pmix/pmix_store.h"
 
+#include <atomic>
 #include <cstdint>
 
 namespace trainmover::pmix {
@@ -53,9 +54,25 @@ Result<std::map<std::string, std::string>> decode_records(const std::string& byt
   return records;
 }
 
+namespace {
+std::atomic<bool>& store_claimed() {
+  static std::atomic<bool> claimed{false};  // the process's one wire-up round
+  return claimed;
+}
+}  // namespace
+
+bool PmixStore::claimed() { return store_claimed().load(); }
+
 Result<std::unique_ptr<PmixStore>> PmixStore::create(std::unique_ptr<rendezvous::Store> later) {
-  TM_ASSIGN_OR_RETURN(auto client, PmixClient::create());
-  return std::unique_ptr<PmixStore>(new PmixStore(std::move(client), std::move(later)));
+  if (store_claimed().exchange(true))
+    return error(TM_ERROR_INVALID_ARGUMENT,
+                 "PMIx store: this process did its PMIx wire-up already (one round per job)");
+  auto client = PmixClient::acquire();
+  if (!client.ok()) {
+    store_claimed() = false;
+    return client.status();
+  }
+  return std::unique_ptr<PmixStore>(new PmixStore(std::move(*client), std::move(later)));
 }
 
 Status PmixStore::beyond_first_round(const char* call, const std::string& key) const {

@@ -13,7 +13,10 @@
 // TM_ERROR_INVALID_ARGUMENT saying so. A get() after the fence looks in the
 // PMIx data first, then in `later`.
 //
-// One per process (PMIx is process-wide: see PmixClient). Thread-safe.
+// One per process, ever: the first wire-up is one round of the whole job,
+// and create() fails once a PmixStore was created in this process
+// (claimed() says so, and a later communicator wires up through `later`).
+// It shares the process's PmixClient. Thread-safe.
 #pragma once
 
 #include <map>
@@ -34,6 +37,8 @@ class PmixStore final : public rendezvous::Store {
   static constexpr const char* kPmixKey = "trainmover.store";
 
   static Result<std::unique_ptr<PmixStore>> create(std::unique_ptr<rendezvous::Store> later);
+  // Whether this process created a PmixStore already (create() would fail).
+  static bool claimed();
 
   Status set(const std::string& key, const std::string& value) override;
   Result<std::string> get(const std::string& key, Duration timeout) override;
@@ -46,13 +51,13 @@ class PmixStore final : public rendezvous::Store {
 
  private:
   using Records = std::map<std::string, std::string>;
-  PmixStore(std::unique_ptr<PmixClient> client, std::unique_ptr<rendezvous::Store> later)
+  PmixStore(std::shared_ptr<PmixClient> client, std::unique_ptr<rendezvous::Store> later)
       : client_(std::move(client)), later_(std::move(later)) {}
   Status beyond_first_round(const char* call, const std::string& key) const;
   Status load_published(Duration timeout);
 
   std::mutex mutex_;
-  std::unique_ptr<PmixClient> client_;
+  std::shared_ptr<PmixClient> client_;
   std::unique_ptr<rendezvous::Store> later_;
   Records own_;  // this process's set()s before the fence
   bool fenced_ = false;

@@ -72,10 +72,10 @@ Result<std::unique_ptr<Store>> open_store(const StoreSpec& spec, const JobSecret
   }
   if (spec.kind == StoreSpec::Kind::kTcp) return tcp;
 #if HAVE_PMIX
-  // PMIx is process-wide and its one client belongs to the process's first
-  // communicator: a later one (a group created on its own) wires up
+  // The PMIx wire-up is one round of the whole job, done by the process's
+  // first communicator: a later one (a group created on its own) wires up
   // through the TCP store, as every process of it does the same.
-  if (tcp && pmix::PmixClient::in_use()) return tcp;
+  if (tcp && pmix::PmixStore::claimed()) return tcp;
   TM_ASSIGN_OR_RETURN(auto pmix, pmix::PmixStore::create(std::move(tcp)));
   return std::unique_ptr<Store>(std::move(pmix));
 #else

@@ -101,6 +101,7 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   TM_ASSIGN_OR_RETURN(options.identity.process.instance_id, random_u64());
   options.identity.process.pid = getpid();
   options.identity.process.host = host_name();
+  TM_ASSIGN_OR_RETURN(options.identity.task, PmixFailures::own_task());
   // The worker outlives its client: ~Worker destroys client_ (and joins its
   // thread) before anything interrupt() touches.
   options.on_order = [raw = w.get()](const Order& order) { raw->interrupt(order); };
@@ -111,11 +112,19 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   auto client = control::ControlClient::connect(options, secret);
   if (!client.ok()) return client.status().with_context("connect to the coordinator");
   w->client_ = std::move(*client);
+  // The resource manager's word that a task is gone (under srun
+  // --mpi=pmix): to the coordinator, which fails that task's process.
+  auto pmix = PmixFailures::start([raw = w.get()](int task, const std::string& detail) {
+    (void)raw->client_->send(control::TaskLost{task, detail});
+  });
+  if (!pmix.ok()) return pmix.status();
+  w->pmix_failures_ = std::move(*pmix);
   return w;
 }
 
 Worker::~Worker() {
-  client_.reset();  // no interrupt() runs from here on
+  pmix_failures_.reset();  // no report uses client_ from here on
+  client_.reset();         // no interrupt() runs from here on
 }
 
 Status Worker::register_buffer(const std::string& name, void* data, size_t bytes) {

@@ -31,6 +31,7 @@
 #include "control/control_client.h"
 #include "rendezvous/store.h"
 #include "trainmover/trainmover.h"
+#include "worker/pmix_failures.h"
 #include "worker/state_link.h"
 
 namespace trainmover::worker {
@@ -133,6 +134,7 @@ class Worker {
 
   WorkerKind kind_ = WorkerKind::kAlone;
   SwitchMode switch_mode_ = SwitchMode::kDelta;
+  std::unique_ptr<PmixFailures> pmix_failures_;      // TRAINMOVER_PMIX_EVENTS=1
   Duration donor_delay_ = Duration::zero();          // TRAINMOVER_TEST_DONOR_DELAY
   Duration joiner_switch_delay_ = Duration::zero();  // TRAINMOVER_TEST_JOINER_SWITCH_DELAY
   int slot_ = -1;

@@ -26,7 +26,7 @@ TEST(ControlProtocol, EveryMessageRoundTrips) {
   warm.warm_roles = {StageRole::kLast};
   warm.error = "first: cold (no trace)";
   std::vector<Message> all = {
-      Register{PeerKind::kStandby, -1, {99, 1234, "node-1"}},
+      Register{PeerKind::kStandby, -1, {99, 1234, "node-1"}, 7},
       Welcome{3, 2, 0.2, 1.0},
       Heartbeat{41},
       FailureReport{5, "peer closed the link"},
@@ -43,6 +43,7 @@ TEST(ControlProtocol, EveryMessageRoundTrips) {
       Ack{7, true, "", 40, 12345},
       Goodbye{"done"},
       FirstStep{20, 0.05, 0.04, 123, true},
+      TaskLost{3, "PROC-ABORTED"},
   };
   ASSERT_EQ(all.size(), std::variant_size_v<Message>);
   for (const Message& m : all) {
@@ -87,6 +88,14 @@ TEST(ControlProtocol, ErrorsNameWhatWasWrong) {
       std::string::npos);
   EXPECT_NE(error_of(R"({"type":"register","kind":"active","slot":1,"process":{"pid":1}})")
                 .find("field 'process'"),
+            std::string::npos);
+  const std::string process = R"("process":{"pid":1,"host":"h","instance":5})";
+  EXPECT_NE(error_of(R"({"type":"register","kind":"active","slot":1,"task":-3,)" + process + "}")
+                .find("field 'task'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"task_lost","task":"one","detail":""})").find("field 'task'"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"type":"task_lost","task":1})").find("lacks field 'detail'"),
             std::string::npos);
 }
 

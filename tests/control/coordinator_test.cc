@@ -588,6 +588,8 @@ TEST(Coordinator, MalformedMessagesGetAnErrorNeverACrash) {
   EXPECT_TRUE(std::holds_alternative<Welcome>(welcome.value()));
   send_raw(fd.get(), R"({"type":"exit_report","pid":1,"exit_code":0,"signal":0})");
   EXPECT_NE(reply_error(stream, fd.get()).find("from launchers only"), std::string::npos);
+  send_raw(fd.get(), R"({"type":"task_lost","task":0,"detail":"PROC-ABORTED"})");
+  EXPECT_NE(reply_error(stream, fd.get()).find("from ranks and standbys only"), std::string::npos);
   send_raw(fd.get(), R"({"type":"migrate","slot":"zero"})");
   EXPECT_NE(reply_error(stream, fd.get()).find("field 'slot'"), std::string::npos);
   send_raw(fd.get(), R"({"type":"migrate","slot":0})");

@@ -41,7 +41,8 @@ inline std::vector<control::Message> sample_control_messages() {
           stop,
           Ack{7, true, "", 40, 12345},
           Goodbye{"done"},
-          FirstStep{20, 0.05, 0.04, 123, true}};
+          FirstStep{20, 0.05, 0.04, 123, true},
+          TaskLost{3, "PROC-ABORTED"}};
 }
 
 }  // namespace trainmover::fuzz

@@ -34,7 +34,7 @@ int fail(const Status& status) {
 
 int main(int argc, char** argv) {
   int expected = argc > 1 ? std::atoi(argv[1]) : 1;
-  auto client = pmix::PmixClient::create();
+  auto client = pmix::PmixClient::acquire();
   if (!client.ok()) return fail(client.status());
   std::mutex mutex;
   std::condition_variable changed;

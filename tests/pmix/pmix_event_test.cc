@@ -5,7 +5,9 @@
 // the server delivers (a rank aborted, a rank terminated, and the server
 // itself gone) as FailureEvents naming the right ranks. The same server
 // runs three pmix_store_client ranks: the PmixStore round, and a
-// communicator wired up through TRAINMOVER_STORE=pmix.
+// communicator wired up through TRAINMOVER_STORE=pmix; and three
+// pmix_worker_client ranks, real workers whose PMIx events reach a real
+// coordinator.
 #include <gtest/gtest.h>
 #include <pmix.h>
 #include <pmix_server.h>
@@ -14,13 +16,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
+
+#include "control/coordinator.h"
 
 namespace {
 
@@ -319,6 +326,88 @@ TEST_F(PmixEvents, CommunicatorWiresUpThroughThePmixStore) {
   for (int r = 0; r < kRanks; ++r) {
     EXPECT_EQ(next_line(r), "comm slot=" + std::to_string(r) + " nslots=3 sum=ok hosts=127.0.0.1");
   }
+}
+
+// The first event named `name` for which `match` holds, within 20 s.
+std::optional<nlohmann::json> wait_event(trainmover::control::Coordinator& c,
+                                         const std::string& name,
+                                         const std::function<bool(const nlohmann::json&)>& match) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto events = c.events();
+    if (events.ok()) {
+      for (const nlohmann::json& e : *events)
+        if (e["event"] == name && match(e)) return e;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+// The worker's PMIx failure source end to end: three real workers
+// (tm_worker_init with TRAINMOVER_PMIX_EVENTS=1) register with a real
+// coordinator under their PMIx ranks; the server says rank 1 aborted. The
+// coordinator fails slot 1 at once (source "pmix") and starts its recovery,
+// although slot 1's process is alive and heartbeating: without the event
+// nothing would ever fail it.
+TEST_F(PmixEvents, AFailureEventFailsTheTasksSlotThroughTheWorker) {
+  using namespace trainmover;
+  JobSecret secret = JobSecret::generate().value();
+  control::CoordinatorConfig config;
+  config.job_id = 42;
+  config.layout = control::Layout::create(kRanks, 1).value();
+  config.heartbeat_interval = std::chrono::milliseconds(100);
+  config.heartbeat_timeout = std::chrono::seconds(10);
+  config.standby_wait = std::chrono::seconds(30);
+  auto coordinator = control::Coordinator::start(config, secret);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status().message();
+  control::Coordinator& c = **coordinator;
+  ScopedEnv env({{"TRAINMOVER_CONTROL", c.address()},
+                 {"TRAINMOVER_JOB_SECRET", secret.to_hex()},
+                 {"TRAINMOVER_JOB_ID", "42"},
+                 {"TRAINMOVER_NSLOTS", std::to_string(kRanks)},
+                 {"TRAINMOVER_STORE", "tcp://127.0.0.1:9"},  // parsed, never used here
+                 {"TRAINMOVER_PMIX_EVENTS", "1"}});
+  start({"pmix/pmix_worker_client"});
+  std::vector<pid_t> workers;
+  for (int r = 0; r < kRanks; ++r) {
+    std::string line = next_line(r);
+    std::string head = "worker slot=" + std::to_string(r) + " pid=";
+    ASSERT_EQ(line.rfind(head, 0), 0u) << "rank " << r << ": " << line;
+    workers.push_back(static_cast<pid_t>(std::stol(line.substr(head.size()))));
+  }
+  auto kill_workers = [&] {
+    for (pid_t pid : workers) kill(pid, SIGKILL);
+  };
+  for (int r = 0; r < kRanks; ++r) {
+    auto registered =
+        wait_event(c, "slot_registered", [&](const nlohmann::json& e) { return e["slot"] == r; });
+    if (!registered) kill_workers();
+    ASSERT_TRUE(registered) << "slot " << r;
+  }
+
+  command("aborted 1");
+  auto failed = wait_event(c, "slot_failed", [](const nlohmann::json&) { return true; });
+  auto lost = wait_event(c, "task_lost", [](const nlohmann::json&) { return true; });
+  auto started = wait_event(c, "recovery_started", [](const nlohmann::json&) { return true; });
+  kill_workers();
+  ASSERT_TRUE(failed);
+  EXPECT_EQ((*failed)["slot"], 1);
+  EXPECT_EQ((*failed)["source"], "pmix");
+  EXPECT_NE((*failed)["detail"].get<std::string>().find("PMIx: task 1: PROC-ABORTED"),
+            std::string::npos)
+      << *failed;
+  EXPECT_EQ((*failed)["pid"], workers[1]);
+  ASSERT_TRUE(lost);
+  EXPECT_EQ((*lost)["task"], 1);
+  ASSERT_TRUE(started);
+  EXPECT_EQ((*started)["slot"], 1);
+  // Every worker heard the event; the first report failed the slot.
+  auto events = c.events();
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(std::count_if(events->begin(), events->end(),
+                          [](const nlohmann::json& e) { return e["event"] == "slot_failed"; }),
+            1);
 }
 
 }  // namespace

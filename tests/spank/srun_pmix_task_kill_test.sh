@@ -35,6 +35,11 @@ victim=$(pid_of_slot 1)
 [ -n "$victim" ] || fail "no pid for slot 1"
 store=$(env_of "$victim" TRAINMOVER_STORE)
 case $store in pmix*) fail "with a standby, slot 1's trainer got TRAINMOVER_STORE='$store'" ;; esac
+# Every trainer listens for PMIx failure events and registered its task
+# (Slurm 22.05 refuses the job events: the kill is seen otherwise).
+[ "$(env_of "$victim" TRAINMOVER_PMIX_EVENTS)" = 1 ] || fail "slot 1's trainer has no TRAINMOVER_PMIX_EVENTS=1"
+grep -q '"event":"slot_registered".*"task":1[,}]' "$events" || fail "slot 1 registered no PMIx task"
+grep -q '"event":"standby_registered".*"task":2[,}]' "$events" || fail "the standby registered no PMIx task"
 kill -KILL "$victim"
 status=0
 wait "$srun_pid" || status=$?
