@@ -112,6 +112,8 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   auto client = control::ControlClient::connect(options, secret);
   if (!client.ok()) return client.status().with_context("connect to the coordinator");
   w->client_ = std::move(*client);
+  // Connected now, off the critical path of the first recovery.
+  TM_RETURN_IF_ERROR(w->state_store().status().with_context("connect to the job's store"));
   // The resource manager's word that a task is gone (under srun
   // --mpi=pmix): to the coordinator, which fails that task's process.
   auto pmix = PmixFailures::start([raw = w.get()](int task, const std::string& detail) {

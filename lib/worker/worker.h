@@ -130,7 +130,7 @@ class Worker {
   Status offer(const control::Order& promote);
   Status restart_joined_comms();
   Status promoted_again(const control::Order& order);
-  Result<std::unique_ptr<rendezvous::Store>> state_store() const;
+  Result<rendezvous::Store*> state_store();
 
   WorkerKind kind_ = WorkerKind::kAlone;
   SwitchMode switch_mode_ = SwitchMode::kDelta;
@@ -143,6 +143,7 @@ class Worker {
   std::string store_address_;
   std::string state_host_;  // where a joiner listens for its state
   std::unique_ptr<control::ControlClient> client_;
+  std::unique_ptr<rendezvous::Store> state_store_;  // state_store(): training thread only
   std::vector<StateBuffer> buffers_;
   // Guards comms_, in_step_ and receiving_, which the client's thread reads
   // (interrupt).

@@ -281,10 +281,16 @@ std::string Worker::state_key(uint64_t epoch, int slot) const {
 }
 
 // The state rendezvous happens mid-job: it needs the store part that answers
-// at any time, and must not open PMIx (the communicator holds it).
-Result<std::unique_ptr<rendezvous::Store>> Worker::state_store() const {
-  TM_ASSIGN_OR_RETURN(auto spec, rendezvous::StoreSpec::parse(store_address_));
-  return rendezvous::open_any_time_store(spec, *secret_, job_id_, kStoreWait);
+// at any time, and must not open PMIx (the communicator holds it). Opened at
+// the first recovery and kept: a connection and its handshake per order cost
+// every stayer's prepare a round trip more, on the recovery's critical path.
+Result<rendezvous::Store*> Worker::state_store() {
+  if (!state_store_) {
+    TM_ASSIGN_OR_RETURN(auto spec, rendezvous::StoreSpec::parse(store_address_));
+    TM_ASSIGN_OR_RETURN(state_store_,
+                        rendezvous::open_any_time_store(spec, *secret_, job_id_, kStoreWait));
+  }
+  return state_store_.get();
 }
 
 }  // namespace trainmover::worker
