@@ -230,9 +230,8 @@ int run_slurm_task(const SlurmTaskOptions& options) {
   EnvVars extra = {{"TRAINMOVER_HOST", host}, {"TRAINMOVER_CONTROL", job->control}};
   if (options.slot < 0) extra.emplace_back("TRAINMOVER_STANDBY", "1");
   extra.emplace_back("TRAINMOVER_PMIX_EVENTS", pmix_events_wanted() ? "1" : "0");
-  // Under srun --mpi=pmix with no standby the program's first wire-up goes
-  // through PMIx.
-  const std::string store = task_store_spec(job->store, pmix_wireup_wanted(job->nslots));
+  // Under srun --mpi=pmix the program's first wire-up goes through PMIx.
+  const std::string store = task_store_spec(job->store, pmix_wireup_wanted());
   auto child = spawn_child(
       {*path, options.argv,
        child_environment(

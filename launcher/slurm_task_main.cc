@@ -26,9 +26,9 @@ int slurm_task_main(int argc, char** argv) {
       "plugin trainmover.so(8) execs in every task; not for direct use). The job\n"
       "comes from the TRAINMOVER_* variables the srun side set. The task's exit is\n"
       "reported to the coordinator at once; a standby is stopped when every slot\n"
-      "finished. Under srun --mpi=pmix with no standby task PROGRAM gets\n"
-      "TRAINMOVER_STORE=pmix,tcp://...\n"
-      "(first wire-up through PMIx; TRAINMOVER_PMIX_WIREUP=0: srun's store alone).\n");
+      "finished. Under srun --mpi=pmix PROGRAM gets TRAINMOVER_STORE=pmix,tcp://...\n"
+      "(first wire-up through PMIx; TRAINMOVER_PMIX_WIREUP=0: srun's store alone)\n"
+      "and TRAINMOVER_PMIX_EVENTS=1 (PMIx failure events reported; 0: off).\n");
   command_line.flag("slurm-task", task, "the Slurm task mode (the first argument)")
       .integer("slot", "K", 0, 4095, options.slot, "serve slot K (an active task)")
       .flag("standby-task", standby, "start as a standby")

@@ -27,11 +27,8 @@ bool pmix_client_task() {
 }
 }  // namespace
 
-bool pmix_wireup_wanted(int nslots) {
-  auto ntasks = get_env("SLURM_STEP_NUM_TASKS");
-  if (!ntasks) ntasks = get_env("SLURM_NTASKS");
-  return pmix_client_task() && ntasks == std::to_string(nslots) &&
-         get_env("TRAINMOVER_PMIX_WIREUP").value_or("1") != "0";
+bool pmix_wireup_wanted() {
+  return pmix_client_task() && get_env("TRAINMOVER_PMIX_WIREUP").value_or("1") != "0";
 }
 
 bool pmix_events_wanted() {

@@ -18,14 +18,13 @@ std::string task_store_spec(std::string_view tcp_store, bool pmix);
 
 // Whether the program should wire up through PMIx: this build has PMIx,
 // the task's environment names a PMIx server's client (PMIX_NAMESPACE and
-// PMIX_RANK, as srun --mpi=pmix sets them), the step has no standby task
-// (SLURM_STEP_NUM_TASKS, else SLURM_NTASKS, equals `nslots`) and
-// TRAINMOVER_PMIX_WIREUP is not "0". With standbys the first wire-up hung on
-// the test cluster (the standby's fence completed, the active ranks never
-// reached their first step: docs/slurm.md), so they keep the TCP store.
-// Only the environment is read: the launcher never becomes a PMIx client
-// itself (PMIx is process-wide and belongs to the program).
-bool pmix_wireup_wanted(int nslots);
+// PMIX_RANK, as srun --mpi=pmix sets them) and TRAINMOVER_PMIX_WIREUP is not
+// "0". Standby tasks take part in the fence from tm_worker_init (they create
+// their communicators only once promoted), and joiners read the first round
+// from the TCP store behind it (pmix_store.h). Only the environment is read:
+// the launcher never becomes a PMIx client itself (PMIx is process-wide and
+// belongs to the program).
+bool pmix_wireup_wanted();
 
 // Whether the program should listen for PMIx failure events
 // (TRAINMOVER_PMIX_EVENTS=1 for it; worker/pmix_failures.h): this build has

@@ -465,7 +465,9 @@ typedef enum TM_ENUM_BASE {
  * during a recovery). Returns TM_SUCCESS or an error, which stops the job. */
 typedef tm_result_t (*tm_rollback_fn)(void* context, uint64_t* next_step);
 
-/* Connects to the coordinator when the environment names one. A standby
+/* Connects to the coordinator when the environment names one, and to the
+ * job's store (TRAINMOVER_STORE; a standby under a PMIx store takes part in
+ * the first wire-up's fence here). A standby
  * starts as "starting"; it reports its warm-up with the two calls below, or
  * else tm_worker_wait_promotion() reports it ready (cold) for every role.
  * On success *worker is owned by the caller until tm_worker_destroy(). */

@@ -141,6 +141,12 @@ Status PmixStore::sync(Duration timeout) {
   TM_RETURN_IF_ERROR(client_->commit());
   TM_RETURN_IF_ERROR(client_->fence(timeout).with_context("PMIx store: the first wire-up's fence"));
   fenced_ = true;
+  // A joiner that comes later reads the first round (its view of epoch 0)
+  // from `later`: PMIx shows it only to the processes of the fence.
+  if (later_) {
+    for (const auto& [key, value] : own_)
+      TM_RETURN_IF_ERROR(later_->set(key, value).with_context("PMIx store: keep the first round"));
+  }
   own_.clear();
   return Status::Ok();
 }

@@ -11,7 +11,10 @@
 // answers at any time: the coordinator's TCP store, given as `later`
 // (TRAINMOVER_STORE=pmix,tcp://HOST:PORT). Without one those calls fail with
 // TM_ERROR_INVALID_ARGUMENT saying so. A get() after the fence looks in the
-// PMIx data first, then in `later`.
+// PMIx data first, then in `later`. After the fence each process also writes
+// its first-round set()s to `later` (a few keys, on the connection it holds
+// anyway), so that a joiner, which was not in the fence, finds the first
+// view there.
 //
 // One per process, ever: the first wire-up is one round of the whole job,
 // and create() fails once a PmixStore was created in this process

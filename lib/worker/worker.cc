@@ -65,6 +65,20 @@ Result<SwitchMode> switch_mode_from_env() {
                "'");
 }
 
+// Under a PMIx store the job's first wire-up is one fence of every process
+// of the PMIx job, standbys included (pmix_store.h). A standby may create
+// its communicators only once promoted (its slot decides its groups), long
+// after the active ranks wait in that fence: it takes part now, publishing
+// nothing. Its later communicators then wire up through the store's TCP
+// part, as a joiner's must.
+Status take_part_in_pmix_round(const rendezvous::StoreSpec& spec, const JobSecret& secret,
+                               const tm_config_t& config) {
+  const auto timeout =
+      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(config.connect_timeout_s));
+  TM_ASSIGN_OR_RETURN(auto store, rendezvous::open_store(spec, secret, config.job_id, timeout));
+  return store->sync(timeout).with_context("a standby's part in the PMIx first wire-up");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Worker>> Worker::create() {
@@ -121,6 +135,9 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   });
   if (!pmix.ok()) return pmix.status();
   w->pmix_failures_ = std::move(*pmix);
+  // After the listener, whose PMIx session the round then shares.
+  if (w->kind_ == WorkerKind::kStandby && store.kind == rendezvous::StoreSpec::Kind::kPmix)
+    TM_RETURN_IF_ERROR(take_part_in_pmix_round(store, secret, config));
   return w;
 }
 

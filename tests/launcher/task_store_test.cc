@@ -1,4 +1,4 @@
-// The task's store choice under srun --trainmover (launcher/task_store.h).
+// The task's PMIx choices under srun --trainmover (launcher/task_store.h).
 #include "launcher/task_store.h"
 
 #include <gtest/gtest.h>
@@ -28,21 +28,24 @@ TEST(TaskStore, WithoutPmixTheStoreIsUnchanged) {
 }
 
 // Reads only the environment; the variables are removed after.
-TEST(TaskStore, WantedOnlyForAPmixClientEnvironmentWithoutStandbys) {
-  for (const char* v : {"PMIX_NAMESPACE", "PMIX_RANK", "TRAINMOVER_PMIX_WIREUP",
-                        "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS"})
-    ::unsetenv(v);
-  EXPECT_FALSE(pmix_wireup_wanted(2));
-  ::setenv("PMIX_NAMESPACE", "slurm.pmix.7.0", 1);
-  ::setenv("SLURM_STEP_NUM_TASKS", "2", 1);
-  EXPECT_FALSE(pmix_wireup_wanted(2));  // no rank
-  ::setenv("PMIX_RANK", "0", 1);
-  EXPECT_EQ(pmix_wireup_wanted(2), kHavePmix);
-  EXPECT_FALSE(pmix_wireup_wanted(1));  // one standby task in the step
-  ::setenv("TRAINMOVER_PMIX_WIREUP", "0", 1);
-  EXPECT_FALSE(pmix_wireup_wanted(2));
+TEST(TaskStore, WantedForAPmixClientEnvironment) {
   for (const char* v :
-       {"PMIX_NAMESPACE", "PMIX_RANK", "TRAINMOVER_PMIX_WIREUP", "SLURM_STEP_NUM_TASKS"})
+       {"PMIX_NAMESPACE", "PMIX_RANK", "TRAINMOVER_PMIX_WIREUP", "TRAINMOVER_PMIX_EVENTS"})
+    ::unsetenv(v);
+  EXPECT_FALSE(pmix_wireup_wanted());
+  EXPECT_FALSE(pmix_events_wanted());
+  ::setenv("PMIX_NAMESPACE", "slurm.pmix.7.0", 1);
+  EXPECT_FALSE(pmix_wireup_wanted());  // no rank
+  EXPECT_FALSE(pmix_events_wanted());
+  ::setenv("PMIX_RANK", "0", 1);
+  EXPECT_EQ(pmix_wireup_wanted(), kHavePmix);
+  EXPECT_EQ(pmix_events_wanted(), kHavePmix);
+  ::setenv("TRAINMOVER_PMIX_WIREUP", "0", 1);
+  ::setenv("TRAINMOVER_PMIX_EVENTS", "0", 1);
+  EXPECT_FALSE(pmix_wireup_wanted());
+  EXPECT_FALSE(pmix_events_wanted());
+  for (const char* v :
+       {"PMIX_NAMESPACE", "PMIX_RANK", "TRAINMOVER_PMIX_WIREUP", "TRAINMOVER_PMIX_EVENTS"})
     ::unsetenv(v);
 }
 

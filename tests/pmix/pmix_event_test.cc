@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "control/coordinator.h"
+#include "rendezvous/store_factory.h"
 
 namespace {
 
@@ -362,11 +363,13 @@ TEST_F(PmixEvents, AFailureEventFailsTheTasksSlotThroughTheWorker) {
   auto coordinator = control::Coordinator::start(config, secret);
   ASSERT_TRUE(coordinator.ok()) << coordinator.status().message();
   control::Coordinator& c = **coordinator;
+  auto store = rendezvous::start_store_server("127.0.0.1:0", secret, config.job_id);
+  ASSERT_TRUE(store.ok()) << store.status().message();
   ScopedEnv env({{"TRAINMOVER_CONTROL", c.address()},
                  {"TRAINMOVER_JOB_SECRET", secret.to_hex()},
                  {"TRAINMOVER_JOB_ID", "42"},
                  {"TRAINMOVER_NSLOTS", std::to_string(kRanks)},
-                 {"TRAINMOVER_STORE", "tcp://127.0.0.1:9"},  // parsed, never used here
+                 {"TRAINMOVER_STORE", "tcp://" + (*store)->address()},
                  {"TRAINMOVER_PMIX_EVENTS", "1"}});
   start({"pmix/pmix_worker_client"});
   std::vector<pid_t> workers;
