@@ -116,11 +116,8 @@ json fields_of(const Order& m) {
 }
 json fields_of(const Goodbye& m) { return {{"reason", m.reason}}; }
 json fields_of(const Ack& m) {
-  return {{"order_id", m.order_id},
-          {"ok", m.ok},
-          {"error", m.error},
-          {"step", m.step},
-          {"bytes", m.bytes}};
+  return {{"order_id", m.order_id}, {"ok", m.ok},       {"error", m.error},
+          {"step", m.step},         {"bytes", m.bytes}, {"cpu_s", m.cpu_s}};
 }
 
 // ---- parsing ----------------------------------------------------------------
@@ -382,6 +379,7 @@ Message read(Fields& f, Ack) {
   m.error = f.text("error");
   m.step = f.unsigned64("step");
   m.bytes = f.unsigned64("bytes");
+  m.cpu_s = f.seconds("cpu_s");
   return m;
 }
 

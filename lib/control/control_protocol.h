@@ -184,8 +184,11 @@ struct Order {
   int donor = -1;
   int joiner = -1;
   uint64_t step = 0;
-  nlohmann::json view;  // kPrepare: {"epoch", "slots": [{"slot", "pid", "host", "instance"}]}
-  std::string reason;   // kStop
+  // Recovery orders: {"epoch", "joining": [slots that get a joiner],
+  // "base_epoch": the epoch the other slots keep}. The whole view (every
+  // slot's process) is published apart (ViewPublisher).
+  nlohmann::json view;
+  std::string reason;  // kStop
 };
 struct Ack {
   uint64_t order_id = 0;
@@ -193,6 +196,9 @@ struct Ack {
   std::string error;
   uint64_t step = 0;
   uint64_t bytes = 0;
+  // CPU seconds (user + system, the whole process) from the order's arrival
+  // to this ack: the rank's work on the recovery's critical path.
+  double cpu_s = 0;
 };
 
 using Message =

@@ -164,6 +164,8 @@ class Coordinator::Impl {
   std::vector<int> participants() const;
   nlohmann::json view_json() const;
   nlohmann::json breakdown(const Seat& seat) const;
+  std::map<std::string, double> critical_cpu_parts() const;
+  void close_cpu_phase();
 
   CoordinatorConfig config_;
   JobSecret secret_;

@@ -1,6 +1,8 @@
 // The recovery state machine (recovery.h): one recovery at a time. Failures
 // that come while it runs join it as seats until its switch; later ones, and
 // migrations, queue in order of detection.
+#include <time.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -12,6 +14,15 @@ namespace trainmover::control {
 using nlohmann::json;
 
 namespace {
+
+// CPU seconds of the calling thread: the coordinator's, which runs every
+// recovery step.
+double thread_cpu_seconds() {
+  timespec t{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 const char* cause_name(RecoveryCause cause) {
   return cause == RecoveryCause::kMigration ? "migration" : "failure";
 }
@@ -52,6 +63,7 @@ void Coordinator::Impl::begin_next_recovery() {
     if (p.cause == RecoveryCause::kMigration && !membership_.served(p.slot)) continue;
     Recovery r;
     r.id = next_recovery_id_++;
+    r.coordinator_cpu_start = thread_cpu_seconds();
     r.cause = p.cause;
     r.seats.push_back(new_seat(p.slot, p.failed_at, p.detected_at));
     // Failures that waited meanwhile are replaced in the same epoch.
@@ -108,6 +120,7 @@ void Coordinator::Impl::new_round() {
 }
 
 void Coordinator::Impl::enter(RecoveryState state, Duration timeout) {
+  close_cpu_phase();
   recovery_->state = state;
   recovery_->deadline = Clock::now() + timeout;
   recovery_->awaiting.clear();
@@ -195,12 +208,18 @@ json Coordinator::Impl::view_json() const {
           {"base_epoch", membership_.epoch()}};
 }
 
+// An order carries what a rank needs of the view: the slots that get a
+// joiner and the epoch the others keep (worker/join_view.h). The whole view,
+// every slot's process, is the publisher's: sent in each of N orders it
+// made every phase's work at the coordinator grow with N squared.
 Order Coordinator::Impl::recovery_order(OrderKind kind) const {
   Order order;
   order.kind = kind;
   order.epoch = recovery_->epoch;
   order.slot = recovery_->leaver();
-  order.view = view_json();
+  order.view = {{"epoch", recovery_->epoch},
+                {"joining", recovery_->slots()},
+                {"base_epoch", membership_.epoch()}};
   return order;
 }
 
@@ -250,7 +269,8 @@ void Coordinator::Impl::publish_and_prepare() {
   enter(RecoveryState::kPrepare, config_.order_timeout);
   r.resume_step = UINT64_MAX;
   r.last_step = 0;
-  for (int s : participants()) send_order({s, -1}, recovery_order(OrderKind::kPrepare));
+  const Order prepare = recovery_order(OrderKind::kPrepare);
+  for (int s : participants()) send_order({s, -1}, prepare);
   if (r.awaiting.empty()) on_all_acked();
 }
 
@@ -350,6 +370,7 @@ void Coordinator::Impl::on_ack(const Peer& peer, const Ack& ack) {
   OrderTarget target = it->second;
   if (target.slot != peer.slot || target.standby != peer.standby) return;  // not its order
   Recovery& r = *recovery_;
+  r.phase_cpu_s = std::max(r.phase_cpu_s, ack.cpu_s);
   Seat* joiner_seat = r.seat_of_joiner(target.standby);
   if (!ack.ok && r.state == RecoveryState::kTransfer && joiner_seat) {
     // A receive fails when its donor dies too: the donor's fate (its ack,
@@ -524,6 +545,32 @@ void Coordinator::Impl::seat_first_step(int slot) {
     finish_recovery();
 }
 
+// Adds the phase that ends to the critical path (Recovery::critical_cpu_s).
+void Coordinator::Impl::close_cpu_phase() {
+  Recovery& r = *recovery_;
+  if (r.phase_cpu_s > 0) r.cpu_by_phase[recovery_state_name(r.state)] += r.phase_cpu_s;
+  r.critical_cpu_s += r.phase_cpu_s;
+  r.phase_cpu_s = 0;
+}
+
+// The recovery's CPU on its critical path (Recovery::critical_cpu_s), by
+// part: each phase's most costly ack, the slowest joiner's first step (its
+// own figure: the other ranks run the same step) and the coordinator's
+// thread.
+std::map<std::string, double> Coordinator::Impl::critical_cpu_parts() const {
+  const Recovery& r = *recovery_;
+  std::map<std::string, double> parts = r.cpu_by_phase;
+  double first_step = 0;
+  for (const Seat& seat : r.seats) {
+    const json& js = seat.joiner_step;
+    if (js.is_object() && js.contains("cpu_s") && js["cpu_s"].is_number())
+      first_step = std::max(first_step, js["cpu_s"].get<double>());
+  }
+  parts["first_step"] = first_step;
+  parts["coordinator"] = std::max(0.0, thread_cpu_seconds() - r.coordinator_cpu_start);
+  return parts;
+}
+
 json Coordinator::Impl::breakdown(const Seat& seat) const {
   const Recovery& r = *recovery_;
   Clock::time_point now = Clock::now();
@@ -550,10 +597,16 @@ json Coordinator::Impl::breakdown(const Seat& seat) const {
 }
 
 void Coordinator::Impl::finish_recovery() {
+  close_cpu_phase();
+  const std::map<std::string, double> cpu_parts = critical_cpu_parts();
+  double critical_cpu = 0;
+  for (const auto& [part, seconds] : cpu_parts) critical_cpu += seconds;
   for (const Seat& seat : recovery_->seats) {
     if (seat.joiner_lost_at) continue;  // its slot has a recovery of its own
     json fields = breakdown(seat);
     fields["first_step_seen"] = seat.first_step_seen;
+    fields["critical_cpu_s"] = critical_cpu;
+    fields["critical_cpu_parts"] = cpu_parts;
     // The joiner reports them right before the heartbeat that ends the
     // recovery, on the same connection: they are here unless it died.
     const json& js = seat.joiner_step;

@@ -97,6 +97,13 @@ struct Recovery {
   std::vector<int> slots() const;
 
   // For the downtime breakdown (each seat has its own failure times).
+  // The recovery's work on its critical path, as if each process had a core
+  // of its own: per phase the most CPU any process acked for its order
+  // (Ack::cpu_s), summed over the phases, plus the coordinator's own.
+  double critical_cpu_s = 0;                   // the phases before this one
+  double phase_cpu_s = 0;                      // this phase so far: the most of its acks
+  std::map<std::string, double> cpu_by_phase;  // each phase's part, by state name
+  double coordinator_cpu_start = 0;
   Clock::time_point transfer_started;
   Clock::time_point transfer_done;
   Clock::time_point switched_at;

@@ -30,20 +30,6 @@ std::string host_name() {
   return name;
 }
 
-// CPU seconds (user + system) and minor page faults of the whole process:
-// a joiner's first step runs on the training thread and on its
-// communicators' progress threads.
-struct ProcessUsage {
-  double cpu_s = 0;
-  uint64_t minflt = 0;
-};
-ProcessUsage process_usage() {
-  rusage u{};
-  if (getrusage(RUSAGE_SELF, &u) != 0) return {};
-  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-  return {secs(u.ru_utime) + secs(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
-}
-
 // Test-only delays (trainmover(7)) that widen a window of a recovery,
 // otherwise about a millisecond, so that a test can kill a process inside
 // it: TRAINMOVER_TEST_DONOR_DELAY, seconds a donor waits before it sends
@@ -174,6 +160,7 @@ void Worker::set_in_step(bool in_step) {
 }
 
 void Worker::interrupt(const Order& order) {
+  order_cpu_mark_.store(process_cpu_seconds());
   {
     // Any order during a receive means the coordinator moved on (a new
     // round, a stop): the donor is not coming.

@@ -17,6 +17,7 @@
 // control client's own thread heartbeats meanwhile.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -134,6 +135,9 @@ class Worker {
 
   WorkerKind kind_ = WorkerKind::kAlone;
   SwitchMode switch_mode_ = SwitchMode::kDelta;
+  // The process's CPU seconds when the last order arrived (set on the
+  // control client's thread): each ack reports the CPU spent since.
+  std::atomic<double> order_cpu_mark_{0};
   std::unique_ptr<PmixFailures> pmix_failures_;      // TRAINMOVER_PMIX_EVENTS=1
   Duration donor_delay_ = Duration::zero();          // TRAINMOVER_TEST_DONOR_DELAY
   Duration joiner_switch_delay_ = Duration::zero();  // TRAINMOVER_TEST_JOINER_SWITCH_DELAY

@@ -3,6 +3,7 @@
 // communicators and state buffers, each acknowledged.
 #include "worker/worker.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -273,6 +274,7 @@ Status Worker::ack(const Order& order, const Status& result, uint64_t step, uint
   a.error = result.ok() ? "" : result.message().substr(0, control::kMaxText - 1);
   a.step = step;
   a.bytes = bytes;
+  a.cpu_s = std::max(0.0, process_cpu_seconds() - order_cpu_mark_.load());
   return client_->send(a);
 }
 

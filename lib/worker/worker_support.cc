@@ -1,9 +1,18 @@
 #include "worker/worker_support.h"
 
+#include <sys/resource.h>
+
 #include "api/comm_handle.h"
 #include "common/str.h"
 
 namespace trainmover::worker {
+
+ProcessUsage process_usage() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return {};
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return {secs(u.ru_utime) + secs(u.ru_stime), static_cast<uint64_t>(u.ru_minflt)};
+}
 
 Status api_status(tm_result_t rc, const std::string& what) {
   if (rc == TM_SUCCESS) return Status::Ok();

@@ -19,6 +19,16 @@ namespace trainmover::worker {
 inline constexpr auto kOrderWait = std::chrono::seconds(120);
 inline constexpr auto kStoreWait = std::chrono::seconds(30);
 
+// CPU seconds (user + system) and minor page faults of the whole process:
+// a joiner's first step runs on the training thread and on its
+// communicators' progress threads; an order's work on any of them.
+struct ProcessUsage {
+  double cpu_s = 0;
+  uint64_t minflt = 0;
+};
+ProcessUsage process_usage();
+inline double process_cpu_seconds() { return process_usage().cpu_s; }
+
 // A C API result as a Status, with the API's last error message.
 Status api_status(tm_result_t rc, const std::string& what);
 

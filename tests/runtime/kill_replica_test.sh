@@ -16,4 +16,12 @@ if [ "$resume_step" -lt 14 ]; then
   exit 1
 fi
 grep -q "sent [0-9]* bytes of state" "$work/out" || { echo "FAIL: no donor line" >&2; exit 1; }
+# The CPU on the recovery's critical path: positive, with its parts
+# (docs/benchmarks.md; a phase's part is listed when its acks used CPU).
+critical=$(field recovery_done critical_cpu_s)
+awk "BEGIN { exit !($critical > 0) }" || { echo "FAIL: critical_cpu_s '$critical'" >&2; exit 1; }
+for part in first_step coordinator; do
+  grep '"event":"recovery_done"' "$events" | grep -q "\"critical_cpu_parts\":{[^}]*\"$part\":" ||
+    { echo "FAIL: critical_cpu_parts lacks $part" >&2; exit 1; }
+done
 echo "PASS: path replica, resumed at step $resume_step, hash equal"

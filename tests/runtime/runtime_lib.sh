@@ -115,5 +115,6 @@ expect_gone() {
 figures() {
   echo "recovery: downtime $(field recovery_done downtime_s) s, detection $(field recovery_done detection_s) s," \
     "switch $(field recovery_done switch_s) s, state $(field recovery_done state_transfer_s) s," \
-    "first step $(field recovery_done first_step_s) s, path $(field recovery_done path)"
+    "first step $(field recovery_done first_step_s) s, path $(field recovery_done path)," \
+    "critical-path CPU $(field recovery_done critical_cpu_s) s"
 }

@@ -178,6 +178,7 @@ Status fill_breakdown(const RecoveryPlan& plan, const std::vector<Json>& events,
   row.switch_s = done->value("switch_s", 0.0);
   row.state_transfer_s = done->value("state_transfer_s", 0.0);
   row.first_step_s = done->value("first_step_s", 0.0);
+  row.critical_cpu_s = done->value("critical_cpu_s", -1.0);
   return Status::Ok();
 }
 
@@ -246,6 +247,7 @@ Json RecoveryRow::to_json() const {
           {"first_step_s", first_step_s},
           {"lost_steps", lost_steps},
           {"cpu_s", cpu_s},
+          {"critical_cpu_s", critical_cpu_s >= 0 ? Json(critical_cpu_s) : Json(nullptr)},
           {"wall_s", wall_s},
           {"normal_step_s", normal_step_s},
           {"resume_step", resume_step}};

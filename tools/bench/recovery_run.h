@@ -41,7 +41,8 @@ struct RecoveryPlan {
 // The figures of one recovery (the row `--json` prints; docs/benchmarks.md):
 // downtime_s: from the kill to the first step completed after the recovery,
 // minus one normal step; cpu_s: the CPU seconds of every process of the job
-// (launcher and ranks, the reaped ones included) over the same window.
+// (launcher and ranks, the reaped ones included) over the same window;
+// critical_cpu_s: the part of it on the recovery's critical path.
 struct RecoveryRow {
   RecoveryImpl impl = RecoveryImpl::kTrainMover;
   int nranks = 0;
@@ -52,6 +53,10 @@ struct RecoveryRow {
   double first_step_s = 0;
   int64_t lost_steps = 0;
   double cpu_s = 0;
+  // The coordinator's recovery_done.critical_cpu_s (trainmover and
+  // cold-standby): the CPU on the recovery's critical path, as if each
+  // process had a core; -1 for stop-restart, which has no coordinator.
+  double critical_cpu_s = -1;
   double wall_s = 0;  // the window itself: the kill to that first step
   double normal_step_s = 0;
   uint64_t resume_step = 0;
