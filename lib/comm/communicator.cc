@@ -8,6 +8,7 @@
 #include "comm/doubling_plan.h"
 #include "comm/link_wait_op.h"
 #include "comm/ring_plan.h"
+#include "comm/view_record.h"
 #include "common/log.h"
 #include "rendezvous/store_factory.h"
 #include "transport/transport_factory.h"
@@ -156,7 +157,31 @@ Status Communicator::connect() {
   TM_RETURN_IF_ERROR(
       store_->set(endpoint_key(config_.name, kFirstEpoch, config_.slot), encode_endpoint(self_)));
   TM_RETURN_IF_ERROR(store_->sync(seconds(config_.connect_timeout_s)));
-  return join_ring();
+  TM_RETURN_IF_ERROR(join_ring());
+  return publish_first_view();
+}
+
+// Slot 0 publishes the first view as one record, at creation, off any
+// recovery's path: a recovery's every stayer and joiner reads the view of
+// the epoch it switches from, and assembling the first one from its N
+// endpoint records cost each of them N store round trips (N^2 at the
+// store). The store's reads wait for the slots that have not published
+// their endpoint yet. Only an optimisation: a store that cannot take it
+// (PMIx alone serves one round) or a slot that never comes leaves
+// fetch_view(0) to assemble the view as before.
+Status Communicator::publish_first_view() {
+  if (config_.slot != 0) return Status::Ok();
+  auto view =
+      fetch_first_view(*store_, config_.name, config_.nslots, seconds(config_.connect_timeout_s));
+  Status st = view.status();
+  if (st.ok()) {
+    view->epoch = kFirstEpoch;
+    st = publish_view(*view);
+  }
+  if (!st.ok())
+    log(LogLevel::kInfo, "the first view of '", config_.name,
+        "' is not published as one record (a recovery assembles it): ", st.message());
+  return Status::Ok();
 }
 
 // Links this slot to every slot its algorithms exchange with (comm/algorithm.h).

@@ -73,9 +73,10 @@ class Communicator {
   // naming the slot, ready for another switch.
   Status switchover(uint64_t epoch);
   // Views in the rendezvous store (comm/view_record.h), for callers that
-  // coordinate a switch themselves. fetch_view(0) assembles the first view
-  // from the endpoint records; later views are read as published, waiting
-  // up to connect_timeout_s for them. publish_view() fails when the epoch
+  // coordinate a switch themselves. fetch_view(0) reads the first view as
+  // slot 0 published it once connected, else assembles it from the endpoint
+  // records (one store read per slot); later views are read as published,
+  // waiting up to connect_timeout_s for them. publish_view() fails when the epoch
   // already has a different view (view_record.h: one epoch, one view).
   Result<View> fetch_view(uint64_t epoch);
   Status publish_view(const View& view);
@@ -173,6 +174,7 @@ class Communicator {
   Status check_live() const;
   Status catch_up_links();
   Status join_ring();
+  Status publish_first_view();
   Status run_collective(OpKind kind, const void* in, void* out, tm_datatype_t type, tm_redop_t op,
                         const char* name);
   Status run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer);

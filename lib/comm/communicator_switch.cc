@@ -187,6 +187,13 @@ Result<View> Communicator::fetch_view(uint64_t epoch) {
                    view.epoch);
     return view;
   }
+  // As slot 0 published it (connect()), else from the endpoint records: a
+  // slot 0 that died before publishing, or a communicator being created.
+  auto published = store_->get(view_key(config_.name, epoch), Duration::zero());
+  if (published.ok()) {
+    TM_ASSIGN_OR_RETURN(View view, parse_view(*published));
+    if (view.epoch == epoch && view.nslots() == config_.nslots) return view;
+  }
   return fetch_first_view(*store_, config_.name, config_.nslots, timeout);
 }
 

@@ -393,7 +393,14 @@ TEST_F(PmixEvents, AFailureEventFailsTheTasksSlotThroughTheWorker) {
   auto failed = wait_event(c, "slot_failed", [](const nlohmann::json&) { return true; });
   auto lost = wait_event(c, "task_lost", [](const nlohmann::json&) { return true; });
   auto started = wait_event(c, "recovery_started", [](const nlohmann::json&) { return true; });
+  // Every worker heard the event; the first report failed the slot. (Counted
+  // before the workers are killed: their closing connections fail theirs.)
+  auto events = c.events();
   kill_workers();
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(std::count_if(events->begin(), events->end(),
+                          [](const nlohmann::json& e) { return e["event"] == "slot_failed"; }),
+            1);
   ASSERT_TRUE(failed);
   EXPECT_EQ((*failed)["slot"], 1);
   EXPECT_EQ((*failed)["source"], "pmix");
@@ -405,12 +412,6 @@ TEST_F(PmixEvents, AFailureEventFailsTheTasksSlotThroughTheWorker) {
   EXPECT_EQ((*lost)["task"], 1);
   ASSERT_TRUE(started);
   EXPECT_EQ((*started)["slot"], 1);
-  // Every worker heard the event; the first report failed the slot.
-  auto events = c.events();
-  ASSERT_TRUE(events.ok());
-  EXPECT_EQ(std::count_if(events->begin(), events->end(),
-                          [](const nlohmann::json& e) { return e["event"] == "slot_failed"; }),
-            1);
 }
 
 }  // namespace
