@@ -15,6 +15,9 @@ inline Duration seconds(double s) {
 
 inline double to_seconds(Duration d) { return std::chrono::duration<double>(d).count(); }
 
+// CPU seconds the calling thread has used (0 if the clock cannot be read).
+double thread_cpu_seconds();
+
 class Deadline {
  public:
   static Deadline after(Duration d) { return Deadline(Clock::now() + d); }

@@ -162,6 +162,7 @@ class Coordinator::Impl {
   void recovery_standby_ready();
   void recovery_saw_step(int slot, uint64_t step);
   std::vector<int> participants() const;
+  nlohmann::json join_plan_json() const;
   nlohmann::json view_json() const;
   nlohmann::json breakdown(const Seat& seat) const;
   std::map<std::string, double> critical_cpu_parts() const;

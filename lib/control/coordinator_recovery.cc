@@ -1,8 +1,6 @@
 // The recovery state machine (recovery.h): one recovery at a time. Failures
 // that come while it runs join it as seats until its switch; later ones, and
 // migrations, queue in order of detection.
-#include <time.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -14,18 +12,6 @@ namespace trainmover::control {
 using nlohmann::json;
 
 namespace {
-
-// CPU seconds of the calling thread: the coordinator's, which runs every
-// recovery step.
-double thread_cpu_seconds() {
-  timespec t{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-const char* cause_name(RecoveryCause cause) {
-  return cause == RecoveryCause::kMigration ? "migration" : "failure";
-}
 
 // A new seat may join the recovery in these states: nothing is switched yet.
 bool foldable(RecoveryState state) {
@@ -82,7 +68,7 @@ void Coordinator::Impl::begin_next_recovery() {
       emit("recovery_started", {{"recovery", r.id},
                                 {"slot", seat.slot},
                                 {"slots", r.slots()},
-                                {"cause", cause_name(r.cause)},
+                                {"cause", recovery_cause_name(r.cause)},
                                 {"role", stage_role_name(membership_.layout().role(seat.slot))}});
     }
     choose_joiner();
@@ -185,6 +171,17 @@ std::vector<int> Coordinator::Impl::participants() const {
   return out;
 }
 
+// "joining": the slots a joiner takes; "base_epoch": the epoch every
+// communicator is at now, whose members the other slots keep. An order
+// carries only this (worker/join_view.h): the whole view, every slot's
+// process, is the publisher's; sent in each of N orders it made every
+// phase's work at the coordinator grow with N squared.
+json Coordinator::Impl::join_plan_json() const {
+  return {{"epoch", recovery_->epoch},
+          {"joining", recovery_->slots()},
+          {"base_epoch", membership_.epoch()}};
+}
+
 json Coordinator::Impl::view_json() const {
   const Recovery& r = *recovery_;
   json slots = json::array();
@@ -200,26 +197,17 @@ json Coordinator::Impl::view_json() const {
     if (p) entry.update({{"pid", p->pid}, {"host", p->host}, {"instance", p->instance_id}});
     slots.push_back(std::move(entry));
   }
-  // "joining": the slots a joiner takes; "base_epoch": the epoch every
-  // communicator is at now, whose members the other slots keep.
-  return {{"epoch", r.epoch},
-          {"slots", std::move(slots)},
-          {"joining", r.slots()},
-          {"base_epoch", membership_.epoch()}};
+  json view = join_plan_json();
+  view["slots"] = std::move(slots);
+  return view;
 }
 
-// An order carries what a rank needs of the view: the slots that get a
-// joiner and the epoch the others keep (worker/join_view.h). The whole view,
-// every slot's process, is the publisher's: sent in each of N orders it
-// made every phase's work at the coordinator grow with N squared.
 Order Coordinator::Impl::recovery_order(OrderKind kind) const {
   Order order;
   order.kind = kind;
   order.epoch = recovery_->epoch;
   order.slot = recovery_->leaver();
-  order.view = {{"epoch", recovery_->epoch},
-                {"joining", recovery_->slots()},
-                {"base_epoch", membership_.epoch()}};
+  order.view = join_plan_json();
   return order;
 }
 
@@ -543,57 +531,6 @@ void Coordinator::Impl::seat_first_step(int slot) {
   if (std::all_of(r.seats.begin(), r.seats.end(),
                   [](const Seat& s) { return s.first_step_seen || s.joiner_lost_at; }))
     finish_recovery();
-}
-
-// Adds the phase that ends to the critical path (Recovery::critical_cpu_s).
-void Coordinator::Impl::close_cpu_phase() {
-  Recovery& r = *recovery_;
-  if (r.phase_cpu_s > 0) r.cpu_by_phase[recovery_state_name(r.state)] += r.phase_cpu_s;
-  r.critical_cpu_s += r.phase_cpu_s;
-  r.phase_cpu_s = 0;
-}
-
-// The recovery's CPU on its critical path (Recovery::critical_cpu_s), by
-// part: each phase's most costly ack, the slowest joiner's first step (its
-// own figure: the other ranks run the same step) and the coordinator's
-// thread.
-std::map<std::string, double> Coordinator::Impl::critical_cpu_parts() const {
-  const Recovery& r = *recovery_;
-  std::map<std::string, double> parts = r.cpu_by_phase;
-  double first_step = 0;
-  for (const Seat& seat : r.seats) {
-    const json& js = seat.joiner_step;
-    if (js.is_object() && js.contains("cpu_s") && js["cpu_s"].is_number())
-      first_step = std::max(first_step, js["cpu_s"].get<double>());
-  }
-  parts["first_step"] = first_step;
-  parts["coordinator"] = std::max(0.0, thread_cpu_seconds() - r.coordinator_cpu_start);
-  return parts;
-}
-
-json Coordinator::Impl::breakdown(const Seat& seat) const {
-  const Recovery& r = *recovery_;
-  Clock::time_point now = Clock::now();
-  double transfer = to_seconds(r.transfer_done - r.transfer_started);
-  return {{"recovery", r.id},
-          {"slot", seat.slot},
-          {"slots", r.slots()},
-          {"cause", cause_name(r.cause)},
-          {"standby", seat.joiner},
-          {"epoch", r.epoch},
-          {"path", r.path},
-          {"donor", seat.donor},
-          {"bytes", seat.bytes},
-          {"resume_step", r.resume_step},
-          {"last_step", r.last_step},
-          // Steps some rank had finished and does again: at most the step in
-          // flight, unless the recovery rolled back to a checkpoint.
-          {"redone_steps", r.last_step > r.resume_step ? r.last_step - r.resume_step : 0},
-          {"downtime_s", to_seconds(now - seat.failed_at)},
-          {"detection_s", to_seconds(seat.detected_at - seat.failed_at)},
-          {"switch_s", to_seconds(r.switched_at - seat.detected_at) - transfer},
-          {"state_transfer_s", transfer},
-          {"first_step_s", to_seconds(now - r.switched_at)}};
 }
 
 void Coordinator::Impl::finish_recovery() {

@@ -6,6 +6,10 @@
 
 namespace trainmover::control {
 
+const char* recovery_cause_name(RecoveryCause cause) {
+  return cause == RecoveryCause::kMigration ? "migration" : "failure";
+}
+
 const char* recovery_state_name(RecoveryState state) {
   switch (state) {
     case RecoveryState::kChooseJoiner:

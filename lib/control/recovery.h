@@ -43,6 +43,7 @@ enum class RecoveryState {
 const char* recovery_state_name(RecoveryState state);
 
 enum class RecoveryCause { kFailure, kMigration };
+const char* recovery_cause_name(RecoveryCause cause);  // "failure", "migration"
 
 // Whom an order went to: a slot (an active rank) or a standby (the joiner).
 struct OrderTarget {
@@ -99,8 +100,8 @@ struct Recovery {
   // For the downtime breakdown (each seat has its own failure times).
   // The recovery's work on its critical path, as if each process had a core
   // of its own: per phase the most CPU any process acked for its order
-  // (Ack::cpu_s), summed over the phases, plus the coordinator's own.
-  double critical_cpu_s = 0;                   // the phases before this one
+  // (Ack::cpu_s); their sum, with the coordinator's own, is recovery_done's
+  // critical_cpu_s.
   double phase_cpu_s = 0;                      // this phase so far: the most of its acks
   std::map<std::string, double> cpu_by_phase;  // each phase's part, by state name
   double coordinator_cpu_start = 0;

@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "common/parse.h"
-#include "common/str.h"
 #include "config.h"  // HAVE_PMIX
 
 #if HAVE_PMIX

@@ -1,6 +1,5 @@
 #include "worker/worker.h"
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,9 +37,9 @@ std::string host_name() {
 Result<Duration> test_delay_from_env(const char* name) {
   auto text = get_env(name);
   if (!text || text->empty()) return Duration::zero();
-  auto seconds = parse_seconds(*text);
-  if (!seconds.ok()) return seconds.status().with_context(name);
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(*seconds));
+  auto delay = parse_seconds(*text);
+  if (!delay.ok()) return delay.status().with_context(name);
+  return seconds(*delay);
 }
 
 Result<SwitchMode> switch_mode_from_env() {
@@ -59,8 +58,7 @@ Result<SwitchMode> switch_mode_from_env() {
 // part, as a joiner's must.
 Status take_part_in_pmix_round(const rendezvous::StoreSpec& spec, const JobSecret& secret,
                                const tm_config_t& config) {
-  const auto timeout =
-      std::chrono::duration_cast<Duration>(std::chrono::duration<double>(config.connect_timeout_s));
+  const Duration timeout = seconds(config.connect_timeout_s);
   TM_ASSIGN_OR_RETURN(auto store, rendezvous::open_store(spec, secret, config.job_id, timeout));
   return store->sync(timeout).with_context("a standby's part in the PMIx first wire-up");
 }
