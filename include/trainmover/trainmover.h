@@ -133,7 +133,9 @@ typedef struct {
    * outputs take; tm_comm_init() pays the faults (on a virtual machine that
    * returns freed memory to its host, about 11 us per 4 KiB page). */
   size_t record_reserve_bytes;
-  /* Version 2. The transport links use, by name: "tcp" (NULL: "tcp"). */
+  /* Version 2. The transport links use, by name: "auto" (shared memory
+     between processes of one host, TCP to the others), "tcp" or "shm"
+     (NULL: "auto"). */
   const char* transport;
   /* Version 3. The collectives' algorithm: "auto" (NULL), "ring" or
    * "doubling" (recursive doubling, allreduce only); and the sizes auto

@@ -18,7 +18,7 @@ namespace {
 
 constexpr size_t kMaxOutstanding = 256;
 // Large messages go in frames of this size: it bounds what a cancelled
-// frame's rescue copy (TcpLink::cancel_pending) can cost.
+// frame's rescue copy (StreamLink::cancel_pending) can cost.
 constexpr size_t kMaxP2PFrame = size_t{4} << 20;
 constexpr Duration kFlushTimeout = std::chrono::milliseconds(500);
 constexpr Duration kAcceptTimeout = std::chrono::seconds(10);

@@ -83,7 +83,9 @@ const std::vector<EnvVar>& env_table() {
          c.listen_interface = v;
          return Status::Ok();
        }},
-      {"TRAINMOVER_TRANSPORT", "transport of the links, by name (default tcp)",
+      {"TRAINMOVER_TRANSPORT",
+       "transport of the links: auto (default: shared memory within a host, TCP "
+       "between hosts), tcp, or shm",
        [](tm_config_t& c, const char* v) -> Status {
          c.transport = v;
          return Status::Ok();

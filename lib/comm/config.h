@@ -55,7 +55,7 @@ struct CommConfig {
   std::string listen_address;
   std::string listen_interface;
   std::string name = "world";
-  std::string transport = "tcp";  // a kind of transport/transport_factory.h
+  std::string transport = "auto";  // a kind of transport/transport_factory.h
   double timeout_s = 30.0;
   double connect_timeout_s = 60.0;
   double heartbeat_interval_s = 0.5;

@@ -31,13 +31,6 @@ Result<Endpoint> parse_endpoint(const std::string& record) {
   return e;
 }
 
-uint64_t comm_id_of(const std::string& comm_name) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : comm_name) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
+uint64_t comm_id_of(const std::string& comm_name) { return fnv1a_64(comm_name); }
 
 }  // namespace trainmover

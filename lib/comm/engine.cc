@@ -3,6 +3,10 @@
 #include "common/log.h"
 
 namespace trainmover {
+namespace {
+// How long a caller polls shared-memory links before it sleeps in epoll.
+constexpr Duration kSpinBeforeSleep = std::chrono::microseconds(50);
+}  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create() {
   TM_ASSIGN_OR_RETURN(auto loop, EventLoop::create());
@@ -92,9 +96,16 @@ Status Engine::execute(Operation& op) {
           st = error(TM_ERROR_INTERNAL, "the communicator was destroyed during the call");
           break;
         }
-        // No spin before sleeping: polling 10-60 us for the peer's answer
-        // (with or without sched_yield) was no faster on 4 ranks and 2 CPUs,
-        // where the spinner holds the CPU its peer needs (docs/latency.md).
+        // Shared-memory links tell without a system call that the peer
+        // wrote: look at them a short while, yielding the CPU between looks,
+        // before sleeping. Sockets are not polled: spinning on epoll was no
+        // faster on 4 ranks and 2 CPUs (docs/latency.md).
+        // A look at the sockets too after each find, so that a stream of
+        // ring traffic never starves them (handshakes, heartbeats).
+        if (loop_->spin(kSpinBeforeSleep)) {
+          st = loop_->run_once(Duration::zero());
+          continue;
+        }
         st = wait_events();
       }
       if (!task.done) {

@@ -1,5 +1,6 @@
 #include "common/event_loop.h"
 
+#include <sched.h>
 #include <sys/eventfd.h>
 
 #include <algorithm>
@@ -43,9 +44,31 @@ Status EventLoop::modify(int fd, uint32_t events, EventHandler* handler) {
   return Status::Ok();
 }
 
+void EventLoop::add_polled(PolledHandler* handler) { polled_.push_back(handler); }
+
 void EventLoop::remove(int fd, EventHandler* handler) {
   epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  std::erase(polled_, handler);
   if (dispatching_) removed_.push_back(handler);
+}
+
+bool EventLoop::spin(Duration budget) {
+  if (polled_.empty()) return false;
+  Clock::time_point until = Clock::now() + budget;
+  std::vector<PolledHandler*> ready;
+  while (true) {
+    for (PolledHandler* h : polled_)
+      if (h->has_work()) ready.push_back(h);
+    if (!ready.empty()) break;
+    if (Clock::now() >= until) return false;
+    sched_yield();  // the peer we wait for may need this CPU
+  }
+  dispatching_ = true;
+  for (PolledHandler* h : ready)
+    if (!removed_in_batch(h)) h->on_events(EPOLLIN);
+  dispatching_ = false;
+  removed_.clear();
+  return true;
 }
 
 bool EventLoop::removed_in_batch(EventHandler* handler) const {

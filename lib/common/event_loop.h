@@ -32,17 +32,36 @@ class EventHandler {
   ~EventHandler() = default;
 };
 
+// A handler that can also tell without a system call that it has work
+// (a shared-memory link whose peer wrote into the ring): a caller that
+// spins before sleeping polls it (EventLoop::spin). has_work() reports each
+// new piece of work once (what it saw is remembered), so work the handler
+// leaves for later cannot keep a spinner from sleeping.
+class PolledHandler : public EventHandler {
+ public:
+  virtual bool has_work() = 0;
+
+ protected:
+  ~PolledHandler() = default;
+};
+
 class EventLoop {
  public:
   static Result<std::unique_ptr<EventLoop>> create();
 
   // `handler` must stay valid until remove(fd).
   Status add(int fd, uint32_t events, EventHandler* handler);
+  // Also polled by spin() until remove(fd, handler).
+  void add_polled(PolledHandler* handler);
   Status modify(int fd, uint32_t events, EventHandler* handler);
   void remove(int fd, EventHandler* handler);
 
   // Waits until an event, a wake() or `timeout`; dispatches what arrived.
   Status run_once(Duration timeout);
+  // For up to `budget`, polls the handlers added with add_polled() (giving
+  // the CPU away between looks) and dispatches EPOLLIN to those with work.
+  // True when one had work; false at once when none is polled.
+  bool spin(Duration budget);
   void wake();
 
  private:
@@ -53,6 +72,7 @@ class EventLoop {
   UniqueFd wake_fd_;
   std::vector<epoll_event> events_;
   std::vector<EventHandler*> removed_;
+  std::vector<PolledHandler*> polled_;
   bool dispatching_ = false;
 };
 

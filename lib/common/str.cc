@@ -34,4 +34,13 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
+uint64_t fnv1a_64(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
 }  // namespace trainmover

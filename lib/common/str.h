@@ -1,6 +1,7 @@
 // String building without iostream boilerplate at call sites.
 #pragma once
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -21,5 +22,8 @@ std::string format_bytes(double bytes);
 
 // Splits `text` at `sep`; empty fields are kept.
 std::vector<std::string_view> split(std::string_view text, char sep);
+
+// 64-bit FNV-1a: a stable name for a string (not a secure hash).
+uint64_t fnv1a_64(std::string_view text);
 
 }  // namespace trainmover

@@ -6,12 +6,13 @@
 namespace trainmover::transport {
 namespace {
 
+template <tcp::LocalLinks kLocal>
 Result<std::unique_ptr<Transport>> create_tcp(EventLoop& loop, const JobSecret& secret,
                                               const TransportOptions& options,
                                               TransportListener* listener,
                                               LinkObserver* link_observer) {
-  TM_ASSIGN_OR_RETURN(auto t,
-                      tcp::TcpTransport::create(loop, secret, options, listener, link_observer));
+  TM_ASSIGN_OR_RETURN(
+      auto t, tcp::TcpTransport::create(loop, secret, options, kLocal, listener, link_observer));
   return std::unique_ptr<Transport>(std::move(t));
 }
 
@@ -25,7 +26,11 @@ struct Kind {
 
 // One row per transport of this build.
 constexpr Kind kKinds[] = {
-    {"tcp", create_tcp},
+    {"tcp", create_tcp<tcp::LocalLinks::kTcp>},
+    // Shared memory between processes of one host (shm/), TCP to the others.
+    {"auto", create_tcp<tcp::LocalLinks::kAuto>},
+    // Shared memory only: a peer on another host is an error.
+    {"shm", create_tcp<tcp::LocalLinks::kShm>},
 };
 
 const Kind* find(std::string_view name) {

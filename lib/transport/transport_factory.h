@@ -1,6 +1,7 @@
 // The one place that turns a transport's name into a Transport, as gloo
-// hands a device to its context: the communicator names a kind ("tcp"; shm/,
-// ibverbs/ and nccl/ are added here as siblings of tcp/) and never a class.
+// hands a device to its context: the communicator names a kind ("auto",
+// "tcp", "shm"; ibverbs/ and nccl/ are added here as siblings of tcp/ and
+// shm/) and never a class.
 #pragma once
 
 #include <cstddef>
@@ -31,12 +32,14 @@ struct TransportOptions {
   size_t socket_buffer_bytes = 0;         // 0: the kernel's autotuning
   uint64_t max_frame_bytes = uint64_t{1} << 31;
   size_t max_outstanding = 512;
+  size_t shm_ring_bytes = size_t{4} << 20;  // per direction of a shared-memory link
   Duration handshake_timeout = std::chrono::seconds(10);
   Duration accept_timeout = std::chrono::seconds(10);
 };
 
 // The kind used when none is configured.
-inline constexpr std::string_view kDefaultTransport = "tcp";
+// Shared memory between processes of one host, TCP to the others.
+inline constexpr std::string_view kDefaultTransport = "auto";
 
 // The kinds this build has, for messages and --help.
 std::vector<std::string> transport_kinds();

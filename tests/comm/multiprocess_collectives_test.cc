@@ -1,7 +1,8 @@
 // Collectives across real processes: every operation x datatype for 1..9
 // slots, uneven and tiny counts, in-place and out-of-place, each result
-// compared bit for bit with the serial reference (support/reference.h); the
-// allreduces once on the ring and once with recursive doubling.
+// compared bit for bit with the serial reference (support/reference.h); every
+// collective once on the ring and once with recursive doubling, each over TCP
+// and over shared memory.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -127,10 +128,11 @@ int check_broadcast(Communicator& comm, tm_datatype_t type, size_t count, int ro
 // Runs every collective check in one child per slot. `force` picks the
 // algorithm of every collective.
 int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_bytes,
-               AlgorithmPolicy::Force force) {
+               AlgorithmPolicy::Force force, const std::string& transport) {
   CommConfig config = job.config(slot, n, str_cat("matrix", n, "-", segment_bytes));
   config.segment_bytes = segment_bytes;
   config.algorithms.force = force;
+  config.transport = transport;
   auto comm = Communicator::create(config);
   if (!comm.ok()) return failed(slot, "create", comm.status());
   Communicator& c = *comm.value();
@@ -157,16 +159,16 @@ int run_matrix(const testing::TestJob& job, int n, int slot, size_t segment_byte
   return st.ok() ? 0 : failed(slot, "barrier", st);
 }
 
-class CollectiveMatrix : public ::testing::TestWithParam<std::tuple<int, AlgorithmPolicy::Force>> {
-};
+class CollectiveMatrix
+    : public ::testing::TestWithParam<std::tuple<int, AlgorithmPolicy::Force, std::string>> {};
 
 TEST_P(CollectiveMatrix, EveryOpAndTypeMatchesReference) {
-  const auto [n, force] = GetParam();
+  const auto [n, force, transport] = GetParam();
   testing::TestJob job;
   // A small segment makes counts of a few thousand run through many
   // pipelined rounds (and recursive doubling exchange many segments).
   auto exits = job.run(
-      n, [&](int slot) { return run_matrix(job, n, slot, 1024, force); },
+      n, [&](int slot) { return run_matrix(job, n, slot, 1024, force, transport); },
       std::chrono::seconds(240));
   for (int s = 0; s < n; ++s)
     EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
@@ -176,7 +178,8 @@ TEST_P(CollectiveMatrix, EveryOpAndTypeMatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Slots, CollectiveMatrix,
                          ::testing::Combine(::testing::Range(1, 10),
                                             ::testing::Values(AlgorithmPolicy::Force::kRing,
-                                                              AlgorithmPolicy::Force::kDoubling)));
+                                                              AlgorithmPolicy::Force::kDoubling),
+                                            ::testing::Values("tcp", "shm")));
 
 // A large allreduce with the default segment size (many rounds, staging reuse).
 TEST(Collectives, LargeAllreduceDefaultSegments) {

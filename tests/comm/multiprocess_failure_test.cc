@@ -123,6 +123,62 @@ TEST(PeerFailure, DeadPeerIsNamedWithinOneSecond) {
   expect_all_ok(exits, victim);
 }
 
+// A sender killed in the middle of a message much larger than what the
+// link holds in flight (a shared-memory ring of 4 MiB, or the socket
+// buffers): it fills the link and dies while the receiver is not reading.
+// The receive posted afterwards takes the part of the frame that arrived and
+// must then fail at once naming the sender, over either transport; it never
+// completes with a partial message.
+class KilledMidMessage : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KilledMidMessage, TheReceiveFailsNamingTheSender) {
+  constexpr int n = 2, sender = 1;
+  constexpr size_t count = (size_t{64} << 20) / 4;
+  testing::TestJob job;
+  auto exits = job.run(n, [&](int slot) {
+    CommConfig config = job.config(slot, n, "mid-message");
+    config.transport = GetParam();
+    auto comm = Communicator::create(config);
+    if (!comm.ok()) return complain(slot, comm.status().message());
+    if (!comm.value()->barrier().ok()) return complain(slot, "barrier");
+    std::vector<float> data(count, 2.0f);
+    if (slot == sender) {
+      std::thread killer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        auto store = store_client(job);
+        if (store && store->set("death", "1").ok()) raise(SIGKILL);
+        _exit(4);
+      });
+      Status st = comm.value()->send(data.data(), count, TM_FLOAT32, 0);
+      killer.join();
+      return complain(slot, "send returned: " + st.message());
+    }
+    auto store = store_client(job);
+    if (!store || !store->get("death", std::chrono::seconds(10)).ok())
+      return complain(slot, "the sender did not say it dies");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // it is gone now
+    int64_t posted_at = now_ns();
+    Status st = comm.value()->recv(data.data(), count, TM_FLOAT32, sender);
+    double seconds = static_cast<double>(now_ns() - posted_at) / 1e9;
+    if (st.ok())
+      return complain(slot,
+                      str_cat("the receive completed without the sender, after ", seconds, " s"));
+    if (st.code() != TM_ERROR_PEER_FAILED || st.failed_slot() != sender)
+      return complain(slot, "unexpected error: " + st.message());
+    std::fprintf(stderr, "%s: '%s' after %.1f ms\n", GetParam().c_str(), st.message().c_str(),
+                 seconds * 1e3);
+    if (seconds > 1.0) return complain(slot, str_cat("the receive failed after ", seconds, " s"));
+    return 0;
+  });
+  EXPECT_EQ(exits[sender].signal, SIGKILL) << exits[sender].describe();
+  expect_all_ok(exits, sender);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, KilledMidMessage, ::testing::Values("tcp", "shm"),
+                         [](const ::testing::TestParamInfo<std::string>& kind) {
+                           return kind.param;
+                         });
+
 TEST(PeerFailure, HungPeerTimesOutNamingIt) {
   constexpr int n = 4, sleeper = 2;
   constexpr double timeout = 1.0;

@@ -137,13 +137,14 @@ TEST(StoreListener, SilentFloodDoesNotStarveAJob) {
   expect_all_ok(exits);
 }
 
+// The TCP "host:port" of a slot's link listener.
 Result<std::string> link_address(const testing::TestJob& job, const std::string& comm, int slot) {
   auto store = store_client(job);
   if (!store) return error(TM_ERROR_INTERNAL, "no store");
   TM_ASSIGN_OR_RETURN(std::string record,
                       store->get(endpoint_key(comm, 0, slot), std::chrono::seconds(20)));
   TM_ASSIGN_OR_RETURN(Endpoint ep, parse_endpoint(record));
-  return ep.address;
+  return ep.address.substr(0, ep.address.find("/shm/"));  // the TCP listener
 }
 
 // Slot 0, limited to 160 descriptors, gets 500 silent connections on its

@@ -38,7 +38,8 @@ class PeersEpochTest : public ::testing::Test {
     transport::tcp::TcpTransport::Options o;
     o.slot = 0;
     o.instance_id = kStayerA;
-    auto t = transport::tcp::TcpTransport::create(*loop_, *secret_, o, &peers_, &peers_);
+    auto t = transport::tcp::TcpTransport::create(
+        *loop_, *secret_, o, transport::tcp::LocalLinks::kTcp, &peers_, &peers_);
     ASSERT_TRUE(t.ok()) << t.status().message();
     transport_ = std::move(t).value();
     peers_.set_transport(transport_.get());

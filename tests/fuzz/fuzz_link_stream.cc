@@ -1,4 +1,4 @@
-// libFuzzer target: the input is what the peer writes into a TcpLink. The
+// libFuzzer target: the input is what the peer writes into a StreamLink. The
 // link has one (or two) posted receives whose buffers are exactly as long as
 // posted, so ASan flags any write past them; the event loop runs until the
 // link fails (the stream always ends with EOF) or a bounded number of passes.
@@ -10,10 +10,11 @@
 
 #include "common/event_loop.h"
 #include "fuzz_common.h"
-#include "transport/tcp/tcp_link.h"
+#include "transport/stream_link.h"
+#include "transport/tcp/socket_stream.h"
 
 using namespace trainmover;  // NOLINT: fuzz target
-using transport::tcp::TcpLink;
+using transport::StreamLink;
 
 namespace {
 
@@ -32,8 +33,8 @@ class CountingObserver final : public transport::LinkObserver {
   int failures = 0;
 };
 
-TcpLink::Options link_options() {
-  TcpLink::Options o;
+StreamLink::Options link_options() {
+  StreamLink::Options o;
   o.job_id = fuzz::kJob;
   o.epoch = fuzz::kEpoch;
   o.local_slot = fuzz::kLocalSlot;
@@ -43,7 +44,7 @@ TcpLink::Options link_options() {
   return o;
 }
 
-void drive(EventLoop& loop, const TcpLink& link) {
+void drive(EventLoop& loop, const StreamLink& link) {
   for (int pass = 0; pass < 64 && !link.failed(); ++pass) {
     if (!loop.run_once(Duration::zero()).ok()) __builtin_trap();
   }
@@ -59,9 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     __builtin_trap();
   UniqueFd peer(fds[0]);
   CountingObserver observer;
-  auto created = TcpLink::create(*loop, UniqueFd(fds[1]), link_options(), &observer);
+  auto created = StreamLink::create(*loop, transport::tcp::socket_stream(UniqueFd(fds[1])),
+                                    link_options(), &observer);
   if (!created.ok()) __builtin_trap();
-  std::unique_ptr<TcpLink> link = std::move(created).value();
+  std::unique_ptr<StreamLink> link = std::move(created).value();
 
   const size_t recv_len = static_cast<size_t>(data[0]) * 4;
   const uint64_t tag = data[1];

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <thread>
 
@@ -103,6 +104,10 @@ CommConfig TestJob::config(int slot, int nslots, const std::string& name) const 
   c.timeout_s = 10;
   c.connect_timeout_s = 20;
   c.heartbeat_interval_s = 0.1;
+  // The transport of every test link: tcp unless the suite is run again
+  // over another kind (tests/comm/shm_suite.sh).
+  if (const char* kind = std::getenv("TRAINMOVER_TEST_TRANSPORT"); kind != nullptr && *kind != 0)
+    c.transport = kind;
   return c;
 }
 

@@ -77,8 +77,9 @@ Result<transport::Verdict> try_handshake(const TestJob& job, const std::string& 
   o.epoch = epoch;
   o.slot = slot;
   o.instance_id = instance;
-  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(*loop, job.secret(), o,
-                                                                           &outcome, &outcome));
+  TM_ASSIGN_OR_RETURN(auto transport, transport::tcp::TcpTransport::create(
+                                          *loop, job.secret(), o, transport::tcp::LocalLinks::kTcp,
+                                          &outcome, &outcome));
   transport->connect(target_slot, target.address, target.instance_id);
   Deadline deadline = Deadline::after(std::chrono::seconds(10));
   while (!outcome.verdict_ && !deadline.expired()) {

@@ -1,11 +1,14 @@
 #include "collective_cmd.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
 #include "comm/config.h"
 #include "job_runner.h"
+#include "memcpy_bound.h"
 #include "report.h"
 
 namespace trainmover::bench {
@@ -38,6 +41,8 @@ int collective_main(int argc, char** argv) {
   ParsedCollective parsed = parse_collective_options(argc, argv);
   if (parsed.exit_now) return parsed.exit_code;
   const CollectiveOptions& options = parsed.options;
+  // The trainmover ranks are this process's children and read it from there.
+  setenv("TRAINMOVER_TRANSPORT", options.transport.c_str(), 1);
   std::vector<SizePlan> plan = plan_sizes(options);
   auto policy = environment_policy();
   if (!policy.ok()) {
@@ -45,6 +50,10 @@ int collective_main(int argc, char** argv) {
     return 2;
   }
   CollectiveReport report(options, plan, policy.value());
+  bool shared_memory =
+      options.transport != "tcp" ||
+      std::find(options.impls.begin(), options.impls.end(), kImplOpenmpiShm) != options.impls.end();
+  if (shared_memory) report.set_memcpy_gbps(memcpy_gbps());
   std::set<std::string> dropped;
   bool trainmover_failed = false;
   // Interleaved: every impl once per round, so a noisy period hits all alike.

@@ -36,8 +36,8 @@ cli::CommandLine collective_command_line(CollectiveOptions& o) {
       "trainmover-bench " + name, "trainmover-bench " + name + " [OPTIONS]",
       "Measure float32 " + name + (o.op == Collective::kBroadcast ? " from slot 0" : "") +
           (o.op == Collective::kAllgather || o.op == Collective::kBroadcast ? "" : " (sum)") +
-          " of N local ranks over TCP loopback, for\n"
-          "trainmover and the peers built in (gloo, openmpi-tcp; openmpi-shm, OpenMPI over\n"
+          " of N local ranks, for trainmover and the peers\n"
+          "built in (gloo and openmpi-tcp over TCP loopback; openmpi-shm, OpenMPI over\n"
           "shared memory, on request), interleaved.\n");
   command_line.integer("nranks,n", "N", 1, 64, o.nranks, "ranks, 1..64 (default 4)")
       .custom(
@@ -55,6 +55,17 @@ cli::CommandLine collective_command_line(CollectiveOptions& o) {
                    o.impls,
                    "implementations: trainmover,gloo,openmpi-tcp,openmpi-shm (default "
                    "trainmover,gloo,openmpi-tcp)")
+      .custom(
+          "transport", "KIND",
+          [&o](std::string_view text) -> Status {
+            if (text != "auto" && text != "tcp" && text != "shm")
+              return error(TM_ERROR_INVALID_ARGUMENT, "'", text, "' is not auto, tcp or shm");
+            o.transport = std::string(text);
+            return Status::Ok();
+          },
+          "trainmover's links: auto (shared memory: all ranks share this host), tcp\n"
+          "(TCP loopback, as gloo and openmpi-tcp) or shm (default auto)")
+      .from_env("TRAINMOVER_TRANSPORT")
       .duration("job-timeout", "SEC", 1e-3, kMaxJobTimeoutS, o.job_timeout_s,
                 "limit for one job: one impl, one round, all sizes (default 600)")
       .flag("json", o.json, "one JSON object per line instead of a table")

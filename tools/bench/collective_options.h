@@ -17,8 +17,8 @@ namespace trainmover::bench {
 inline constexpr const char* kImplTrainmover = "trainmover";
 inline constexpr const char* kImplGloo = "gloo";
 inline constexpr const char* kImplOpenmpiTcp = "openmpi-tcp";
-// OpenMPI over its shared-memory BTL (vader): the bound for ranks of one host.
-// Not in the default list: trainmover's own links are TCP.
+// OpenMPI over its shared-memory BTL (vader): the peer of trainmover's shm
+// transport (--transport shm). Not in the default list.
 inline constexpr const char* kImplOpenmpiShm = "openmpi-shm";
 
 struct CollectiveOptions {
@@ -32,6 +32,8 @@ struct CollectiveOptions {
   // large sizes do not dominate the run time on a small machine.
   uint64_t max_volume = 512ull << 20;
   std::vector<std::string> impls = {kImplTrainmover, kImplGloo, kImplOpenmpiTcp};
+  // The trainmover ranks' TRAINMOVER_TRANSPORT: auto, tcp or shm.
+  std::string transport = "auto";
   bool json = false;
   double job_timeout_s = 600;  // one job (one impl, one round, every size)
 };

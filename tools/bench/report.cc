@@ -99,8 +99,10 @@ void CollectiveReport::print_json() const {
                    {"rounds", rounds_.at(impl).size()},
                    {"time_s", t},
                    {"busbw_GBps", busbw(plan_[i].bytes, t)}};
+      if (memcpy_gbps_ > 0) line["host_memcpy_GBps"] = memcpy_gbps_;
       if (impl == kImplTrainmover) {
         line["algorithm"] = trainmover_algorithm(i);
+        line["transport"] = options_.transport;
         for (const Peer& peer : kPeers) {
           if (rounds_.count(peer.impl) != 0) line[peer.key] = ratio(peer.impl, i);
         }
@@ -113,12 +115,13 @@ void CollectiveReport::print_json() const {
 
 void CollectiveReport::print_table() const {
   auto impls = measured_impls();
-  std::printf("# %s float32%s, %d ranks, median of %d rounds; time per iteration, busbw in GB/s\n",
-              collective_name(options_.op),
-              options_.op == Collective::kAllreduce || options_.op == Collective::kReduceScatter
-                  ? " sum"
-                  : "",
-              options_.nranks, options_.rounds);
+  std::printf(
+      "# %s float32%s, %d ranks, median of %d rounds; time per iteration, busbw in GB/s;"
+      " trainmover transport %s\n",
+      collective_name(options_.op),
+      options_.op == Collective::kAllreduce || options_.op == Collective::kReduceScatter ? " sum"
+                                                                                         : "",
+      options_.nranks, options_.rounds, options_.transport.c_str());
   std::printf("%10s %6s", "bytes", "iters");
   for (const auto& impl : impls) std::printf(" %14s %8s", (impl + " us").c_str(), "busbw");
   std::vector<const Peer*> compared;
@@ -141,6 +144,10 @@ void CollectiveReport::print_table() const {
     std::printf("\n");
   }
   std::printf("# tm/X: busbw of trainmover over that of X (> 1: trainmover faster)\n");
+  if (memcpy_gbps_ > 0) {
+    std::printf("# this host's memcpy: %.2f GB/s on one core (shared memory copies twice)\n",
+                memcpy_gbps_);
+  }
   std::fflush(stdout);
 }
 

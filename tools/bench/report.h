@@ -23,6 +23,8 @@ class CollectiveReport {
 
   // One round's time per iteration, for each size of the plan.
   void add_round(const std::string& impl, const std::vector<double>& times);
+  // This host's memcpy bandwidth, printed as the bound of shared memory.
+  void set_memcpy_gbps(double gbps) { memcpy_gbps_ = gbps; }
   void print_json() const;
   void print_table() const;
 
@@ -38,6 +40,7 @@ class CollectiveReport {
   double ratio(const std::string& other, size_t size_index) const;
   const char* trainmover_algorithm(size_t size_index) const;
 
+  double memcpy_gbps_ = 0;  // 0: not measured
   const CollectiveOptions& options_;
   std::vector<SizePlan> plan_;
   AlgorithmPolicy policy_;

@@ -1,6 +1,6 @@
 // FrameStream: whole frames in and out of owned buffers, over a non-blocking
 // socket. For low-rate request/response traffic (the rendezvous store); bulk
-// data goes through TcpLink, which reads into posted buffers instead.
+// data goes through StreamLink, which reads into posted buffers instead.
 //
 // Threading: one thread at a time. The fd is borrowed.
 #pragma once

@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "transport/shm/local_socket.h"
+#include "transport/shm/ring_stream.h"
 
 namespace trainmover::transport::tcp {
 
@@ -16,6 +18,7 @@ struct TcpTransport::Pending final : EventHandler {
   std::unique_ptr<HandshakeSession> session;
   int slot = -1;  // outgoing: the slot asked for; incoming: -1 until known
   bool outgoing = false;
+  bool local = false;  // over the abstract Unix socket: a shared-memory link
   uint64_t epoch = 0;  // outgoing: the epoch we asked for (the link's epoch)
   bool registered = false;
   bool finished = false;
@@ -24,18 +27,74 @@ struct TcpTransport::Pending final : EventHandler {
   void on_events(uint32_t) override { owner->on_session_event(*this); }
 };
 
+// The abstract Unix socket of the shared-memory links.
+struct TcpTransport::LocalListener final : EventHandler {
+  TcpTransport* owner = nullptr;
+  std::unique_ptr<Acceptor> acceptor;
+
+  void on_events(uint32_t) override { owner->accept_all(); }
+};
+
+namespace {
+constexpr std::string_view kShmMark = "/shm/";
+
+std::string hex64(uint64_t v) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
+  return hex;
+}
+}  // namespace
+
 Result<std::unique_ptr<TcpTransport>> TcpTransport::create(EventLoop& loop, const JobSecret& secret,
-                                                           const Options& options,
+                                                           const Options& options, LocalLinks local,
                                                            TransportListener* listener,
                                                            LinkObserver* link_observer) {
   std::unique_ptr<TcpTransport> t(new TcpTransport(loop, secret, options, listener, link_observer));
+  t->local_ = local;
   TM_ASSIGN_OR_RETURN(SocketAddress bind_address, resolve(options.listen_host, 0));
   TM_ASSIGN_OR_RETURN(UniqueFd listen_fd, listen_on(bind_address));
   TM_ASSIGN_OR_RETURN(SocketAddress bound, local_address(listen_fd.get()));
   t->endpoint_ = bound.to_string();
   t->acceptor_ = std::make_unique<Acceptor>(std::move(listen_fd), "link listener");
   TM_RETURN_IF_ERROR(loop.add(t->acceptor_->fd(), EPOLLIN, t.get()));
+  if (local != LocalLinks::kTcp) TM_RETURN_IF_ERROR(t->listen_locally());
   return t;
+}
+
+// "auto" without a host identity (no /proc) gives up shared memory and says
+// so; "shm" cannot.
+Status TcpTransport::listen_locally() {
+  auto identity = shm::host_identity();
+  if (!identity.ok() && local_ == LocalLinks::kAuto) {
+    log(LogLevel::kInfo, "no shared-memory links: ", identity.status().message());
+    return Status::Ok();
+  }
+  if (!identity.ok()) return identity.status().with_context("shared-memory transport");
+  TM_ASSIGN_OR_RETURN(uint64_t nonce, random_u64());
+  std::string name = str_cat("trainmover/", hex64(options_.job_id), "/", hex64(nonce));
+  TM_ASSIGN_OR_RETURN(UniqueFd fd, shm::listen_local(name));
+  local_listener_ = std::make_unique<LocalListener>();
+  local_listener_->owner = this;
+  local_listener_->acceptor = std::make_unique<Acceptor>(std::move(fd), "shared-memory listener");
+  TM_RETURN_IF_ERROR(loop_.add(local_listener_->acceptor->fd(), EPOLLIN, local_listener_.get()));
+  host_identity_ = identity.value();
+  endpoint_ += str_cat(kShmMark, host_identity_, "/", hex64(nonce));
+  return Status::Ok();
+}
+
+Result<std::string> TcpTransport::local_name_of(int slot, const std::string& endpoint) const {
+  size_t mark = endpoint.find(kShmMark);
+  std::string_view rest;
+  if (mark != std::string::npos) rest = std::string_view(endpoint).substr(mark + kShmMark.size());
+  size_t slash = rest.find('/');
+  bool same_host = !host_identity_.empty() && slash != std::string_view::npos &&
+                   rest.substr(0, slash) == host_identity_;
+  if (same_host) return str_cat("trainmover/", hex64(options_.job_id), "/", rest.substr(slash + 1));
+  if (local_ == LocalLinks::kShm) {
+    return error(TM_ERROR_UNSUPPORTED, "slot ", slot, " at ", endpoint,
+                 " does not share this host's memory (transport shm; use auto or tcp)");
+  }
+  return std::string();
 }
 
 TcpTransport::TcpTransport(EventLoop& loop, const JobSecret& secret, const Options& options,
@@ -49,6 +108,8 @@ TcpTransport::TcpTransport(EventLoop& loop, const JobSecret& secret, const Optio
 TcpTransport::~TcpTransport() {
   for (auto& p : pending_) retire(*p);
   if (acceptor_ != nullptr) loop_.remove(acceptor_->fd(), this);
+  if (local_listener_ != nullptr)
+    loop_.remove(local_listener_->acceptor->fd(), local_listener_.get());
 }
 
 std::string TcpTransport::slot_name(int slot) const {
@@ -68,12 +129,15 @@ Hello TcpTransport::local_hello() const {
 void TcpTransport::on_events(uint32_t) { accept_all(); }
 
 void TcpTransport::accept_all() {
-  acceptor_->accept_ready([this](UniqueFd fd) { on_accepted(std::move(fd)); });
+  acceptor_->accept_ready([this](UniqueFd fd) { on_accepted(std::move(fd), false); });
+  if (local_listener_ != nullptr)
+    local_listener_->acceptor->accept_ready(
+        [this](UniqueFd fd) { on_accepted(std::move(fd), true); });
 }
 
-void TcpTransport::on_accepted(UniqueFd fd) {
-  std::string name = "a connection";
-  if (auto peer = peer_address(fd.get()); peer.ok())
+void TcpTransport::on_accepted(UniqueFd fd, bool local) {
+  std::string name = local ? "a local connection" : "a connection";
+  if (auto peer = peer_address(fd.get()); peer.ok() && !local)
     name = "connection from " + peer.value().to_string();
   retire_oldest_unauthenticated();
   auto session = HandshakeSession::acceptor(
@@ -83,7 +147,7 @@ void TcpTransport::on_accepted(UniqueFd fd) {
     log(LogLevel::kWarn, "cannot start handshake: ", session.status().message());
     return;
   }
-  start_session(std::move(session).value(), -1, false);
+  start_session(std::move(session).value(), -1, false, local);
 }
 
 // An incoming connection that has not proved the secret yet.
@@ -109,9 +173,18 @@ void TcpTransport::retire_oldest_unauthenticated() {
 
 void TcpTransport::connect(int slot, const std::string& endpoint, uint64_t instance_id) {
   auto fail = [&](const Status& st) { listener_->on_connect_failed(slot, st, Verdict::kRefused); };
-  auto address = resolve(endpoint);
-  if (!address.ok()) return fail(address.status().with_context(str_cat("endpoint of slot ", slot)));
-  auto fd = start_connect(address.value());
+  auto local_name = local_name_of(slot, endpoint);
+  if (!local_name.ok()) return fail(local_name.status());
+  bool local = !local_name.value().empty();
+  Result<UniqueFd> fd = UniqueFd();
+  if (local) {
+    fd = shm::start_connect_local(local_name.value());
+  } else {
+    auto address = resolve(endpoint.substr(0, endpoint.find(kShmMark)));
+    if (!address.ok())
+      return fail(address.status().with_context(str_cat("endpoint of slot ", slot)));
+    fd = start_connect(address.value());
+  }
   if (!fd.ok()) return fail(fd.status().with_context(str_cat("slot ", slot)));
   auto session = HandshakeSession::connector(
       std::move(fd).value(), secret_,
@@ -122,7 +195,7 @@ void TcpTransport::connect(int slot, const std::string& endpoint, uint64_t insta
       }(),
       ExpectedPeer{slot, instance_id}, str_cat("slot ", slot, " at ", endpoint));
   if (!session.ok()) return fail(session.status());
-  start_session(std::move(session).value(), slot, true);
+  start_session(std::move(session).value(), slot, true, local);
 }
 
 void TcpTransport::set_identity(int slot, uint64_t epoch) {
@@ -146,13 +219,14 @@ void TcpTransport::cancel_connect(int slot) {
   }
 }
 
-void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int slot,
-                                 bool outgoing) {
+void TcpTransport::start_session(std::unique_ptr<HandshakeSession> session, int slot, bool outgoing,
+                                 bool local) {
   auto pending = std::make_unique<Pending>();
   pending->owner = this;
   pending->session = std::move(session);
   pending->slot = slot;
   pending->outgoing = outgoing;
+  pending->local = local;
   pending->epoch = options_.epoch;
   pending->started = Clock::now();
   Status st = loop_.add(pending->session->fd(), EPOLLIN | EPOLLOUT | EPOLLRDHUP, pending.get());
@@ -193,9 +267,8 @@ void TcpTransport::finish(Pending& pending) {
     return;
   }
   const Hello peer = s.peer();
-  UniqueFd fd = s.take_fd();
-  Status st = set_link_options(fd.get(), LinkSocketOptions{options_.socket_buffer_bytes});
-  TcpLink::Options lo;
+  auto stream = open_stream(s.take_fd(), pending.local);
+  StreamLink::Options lo;
   lo.job_id = options_.job_id;
   // The connector's epoch, which the acceptor's policy agreed to.
   lo.epoch = pending.outgoing ? pending.epoch : peer.epoch;
@@ -205,15 +278,25 @@ void TcpTransport::finish(Pending& pending) {
   lo.max_frame_bytes = options_.max_frame_bytes;
   lo.max_outstanding = options_.max_outstanding;
   lo.peer_name = str_cat("slot ", peer.slot);
-  Result<std::unique_ptr<TcpLink>> link =
-      st.ok() ? TcpLink::create(loop_, std::move(fd), lo, link_observer_)
-              : Result<std::unique_ptr<TcpLink>>(st);
+  Result<std::unique_ptr<StreamLink>> link =
+      stream.ok() ? StreamLink::create(loop_, std::move(stream).value(), lo, link_observer_)
+                  : Result<std::unique_ptr<StreamLink>>(stream.status());
   if (!link.ok()) {
     if (pending.outgoing)
       listener_->on_connect_failed(pending.slot, link.status(), Verdict::kRefused);
     return;
   }
   listener_->on_link_ready(std::move(link).value(), peer);
+}
+
+Result<std::unique_ptr<ByteStream>> TcpTransport::open_stream(UniqueFd fd, bool local) const {
+  if (local) {
+    TM_ASSIGN_OR_RETURN(auto rings,
+                        shm::RingStream::create(std::move(fd), options_.shm_ring_bytes));
+    return std::unique_ptr<ByteStream>(std::move(rings));
+  }
+  TM_RETURN_IF_ERROR(set_link_options(fd.get(), LinkSocketOptions{options_.socket_buffer_bytes}));
+  return socket_stream(std::move(fd));
 }
 
 Duration TcpTransport::limit_for(const Pending& p) const {

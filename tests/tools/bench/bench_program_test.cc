@@ -40,6 +40,7 @@ TEST(BenchProgram, BadArgumentsExit2NamingTheArgument) {
                        {"allreduce --bytes lots", "--bytes"},
                        {"allreduce --iters -1", "--iters"},
                        {"allreduce --impl trainmover,nccl", "nccl"},
+                       {"allreduce --transport pigeon", "--transport"},
                        {"allreduce --bogus", "--bogus"}});
 }
 
@@ -55,6 +56,28 @@ TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {
   expect_result_keys(objects[0], 2, 4096);
   EXPECT_EQ(json_string(objects[0], "algorithm"), "doubling") << run.all;
   EXPECT_EQ(json_string(objects[1], "algorithm"), "ring") << run.all;
+  EXPECT_EQ(json_string(objects[0], "transport"), "auto") << run.all;
+}
+
+// Over each transport the rows say which, and with shared memory they carry
+// this host's memcpy bandwidth, the bound of a shared-memory link.
+TEST(BenchProgram, TheTransportIsChosenAndReported) {
+  for (const char* kind : {"tcp", "shm"}) {
+    ToolRun run = bench(std::string("allreduce --nranks 2 --bytes 64K --iters 2 --rounds 1 ") +
+                        "--impl trainmover --json --transport " + kind);
+    ASSERT_EQ(run.status, 0) << run.all;
+    auto objects = json_lines(run.out);
+    ASSERT_EQ(objects.size(), 1u) << run.all;
+    expect_result_keys(objects[0], 2, 65536);
+    EXPECT_EQ(json_string(objects[0], "transport"), kind) << run.all;
+    auto memcpy = json_number(objects[0], "host_memcpy_GBps");
+    if (std::string(kind) == "tcp") {
+      EXPECT_FALSE(memcpy.ok()) << run.all;
+    } else {
+      ASSERT_TRUE(memcpy.ok()) << run.all;
+      EXPECT_GT(memcpy.value(), 0) << run.all;
+    }
+  }
 }
 
 #ifdef HAVE_MPI

@@ -1,6 +1,4 @@
-#include "transport/tcp/tcp_link.h"
-
-#include <sys/socket.h>
+#include "transport/stream_link.h"
 
 #include <algorithm>
 #include <array>
@@ -8,23 +6,28 @@
 
 #include "common/log.h"
 
-namespace trainmover::transport::tcp {
+namespace trainmover::transport {
 namespace {
 constexpr size_t kMaxIov = 64;
 constexpr size_t kControlQueueCapacity = 8;
 }  // namespace
 
-Result<std::unique_ptr<TcpLink>> TcpLink::create(EventLoop& loop, UniqueFd fd,
-                                                 const Options& options, LinkObserver* observer) {
-  std::unique_ptr<TcpLink> link(new TcpLink(loop, std::move(fd), options, observer));
-  TM_RETURN_IF_ERROR(loop.add(link->fd_.get(), EPOLLIN | EPOLLRDHUP, link.get()));
+Result<std::unique_ptr<StreamLink>> StreamLink::create(EventLoop& loop,
+                                                       std::unique_ptr<ByteStream> stream,
+                                                       const Options& options,
+                                                       LinkObserver* observer) {
+  std::unique_ptr<StreamLink> link(new StreamLink(loop, std::move(stream), options, observer));
+  link->interest_ = link->stream_->interest(false);
+  TM_RETURN_IF_ERROR(loop.add(link->stream_->fd(), link->interest_, link.get()));
+  if (link->stream_->pollable()) loop.add_polled(link.get());
   link->registered_ = true;
   return link;
 }
 
-TcpLink::TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObserver* observer)
+StreamLink::StreamLink(EventLoop& loop, std::unique_ptr<ByteStream> stream, const Options& options,
+                       LinkObserver* observer)
     : loop_(loop),
-      fd_(std::move(fd)),
+      stream_(std::move(stream)),
       options_(options),
       observer_(observer),
       epoch_(options.epoch),
@@ -32,11 +35,17 @@ TcpLink::TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObser
       controls_(kControlQueueCapacity),
       recvs_(options.max_outstanding) {}
 
-TcpLink::~TcpLink() {
-  if (registered_) loop_.remove(fd_.get(), this);
+StreamLink::~StreamLink() {
+  if (registered_) loop_.remove(stream_->fd(), this);
 }
 
-FrameHeader TcpLink::make_header(FrameKind kind, uint64_t tag, uint64_t length) const {
+ssize_t StreamLink::send_iov(const iovec* iov, size_t count) {
+  ssize_t n = stream_->write(iov, count);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+  return n;
+}
+
+FrameHeader StreamLink::make_header(FrameKind kind, uint64_t tag, uint64_t length) const {
   FrameHeader h;
   h.kind = kind;
   h.job_id = options_.job_id;
@@ -48,20 +57,6 @@ FrameHeader TcpLink::make_header(FrameKind kind, uint64_t tag, uint64_t length) 
 }
 
 namespace {
-// Sends what the socket takes; returns bytes sent, 0 on EAGAIN, -1 on error.
-ssize_t send_iov(int fd, iovec* iov, size_t count) {
-  msghdr msg{};
-  msg.msg_iov = iov;
-  msg.msg_iovlen = count;
-  while (true) {
-    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n >= 0) return n;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
-    return -1;
-  }
-}
-
 // Appends the unwritten part of header+payload to iov.
 size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* payload,
                      size_t payload_len, size_t written) {
@@ -78,11 +73,11 @@ size_t add_frame_iov(iovec* iov, const std::byte* header, const std::byte* paylo
 }
 }  // namespace
 
-void TcpLink::fail(Status status, bool blame_peer) {
+void StreamLink::fail(Status status, bool blame_peer) {
   if (failed()) return;
   status_ = Status(status.code(), status.message(), blame_peer ? options_.peer_slot : -1);
   if (registered_) {
-    loop_.remove(fd_.get(), this);
+    loop_.remove(stream_->fd(), this);
     registered_ = false;
   }
   log(LogLevel::kDebug, "link to ", options_.peer_name, " failed: ", status_.message());
@@ -93,7 +88,7 @@ void TcpLink::fail(Status status, bool blame_peer) {
 // The connection itself is fine after a protocol error: tell the peer why we
 // drop it, so it reports the mismatch instead of a closed connection. Best
 // effort: one non-blocking write, and only at a frame boundary.
-void TcpLink::send_parting_abort() {
+void StreamLink::send_parting_abort() {
   bool mid_frame = (!sends_.empty() && sends_.front().written > 0) ||
                    (!controls_.empty() && controls_.front().written > 0);
   if (mid_frame) return;
@@ -106,7 +101,7 @@ void TcpLink::send_parting_abort() {
   size_t length = encode_control_payload(abort, payload);
   FrameHeaderBytes header = encode_frame_header(make_header(FrameKind::kAbort, 0, length));
   std::array<iovec, 2> iov{{{header.data(), header.size()}, {payload.data(), length}}};
-  [[maybe_unused]] ssize_t n = send_iov(fd_.get(), iov.data(), iov.size());
+  [[maybe_unused]] ssize_t n = send_iov(iov.data(), iov.size());
 }
 
 // The peer reads no more (it closed, or crashed). What it wrote before may
@@ -114,7 +109,7 @@ void TcpLink::send_parting_abort() {
 // after its part of an operation sent data that a receive here has not
 // taken yet. Unless a message of ours is lost with the connection, the link
 // stays up for reading and fails where the stream ends, as a reader sees it.
-void TcpLink::on_send_failed(int errno_value) {
+void StreamLink::on_send_failed(int errno_value) {
   if (!sends_.empty() || salvaging_) return fail_io("send", errno_value);
   writes_closed_ = true;
   write_errno_ = errno_value;
@@ -125,7 +120,7 @@ void TcpLink::on_send_failed(int errno_value) {
   read_some();
 }
 
-void TcpLink::fail_io(const char* call, int errno_value) {
+void StreamLink::fail_io(const char* call, int errno_value) {
   salvage_control_frames();
   fail(Status(TM_ERROR_PEER_FAILED, str_cat("connection to ", options_.peer_name, " broken: ",
                                             system_error(call, errno_value).message())));
@@ -134,7 +129,7 @@ void TcpLink::fail_io(const char* call, int errno_value) {
 // A peer that failed sends an abort saying why and then closes; its close
 // can reach us (as a reset on our next send) before we read the abort. Read
 // what is still queued, dropping data, so the abort's cause is not lost.
-void TcpLink::salvage_control_frames() {
+void StreamLink::salvage_control_frames() {
   if (salvaging_ || failed()) return;
   salvaging_ = true;
   cancel_receives();
@@ -142,7 +137,7 @@ void TcpLink::salvage_control_frames() {
   salvaging_ = false;
 }
 
-RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) {
+RequestHandle StreamLink::post_send(uint64_t tag, std::span<const std::byte> data) {
   RequestHandle handle{sends_posted_++, true};
   if (failed() || detached_) return handle;  // tests as kFailed
   if (closing_) {
@@ -170,7 +165,7 @@ RequestHandle TcpLink::post_send(uint64_t tag, std::span<const std::byte> data) 
   return handle;
 }
 
-RequestHandle TcpLink::post_recv(uint64_t tag, std::span<std::byte> data) {
+RequestHandle StreamLink::post_recv(uint64_t tag, std::span<std::byte> data) {
   RequestHandle handle{recvs_posted_++, false};
   if (failed() || detached_) return handle;  // tests as kFailed
   if (!recvs_.push(RecvEntry{tag, data.data(), data.size()})) {
@@ -181,7 +176,7 @@ RequestHandle TcpLink::post_recv(uint64_t tag, std::span<std::byte> data) {
   return handle;
 }
 
-RequestState TcpLink::test(RequestHandle request) const {
+RequestState StreamLink::test(RequestHandle request) const {
   uint64_t cancelled_from = request.is_send ? sends_cancelled_from_ : recvs_cancelled_from_;
   uint64_t cancelled_until = request.is_send ? sends_cancelled_until_ : recvs_cancelled_until_;
   if (request.seq >= cancelled_from && request.seq < cancelled_until) return RequestState::kFailed;
@@ -190,7 +185,7 @@ RequestState TcpLink::test(RequestHandle request) const {
   return failed() ? RequestState::kFailed : RequestState::kPending;
 }
 
-void TcpLink::cancel_pending() {
+void StreamLink::cancel_pending() {
   if (detached_) return;
   detached_ = true;
   sends_cancelled_from_ = sends_done_;
@@ -216,7 +211,7 @@ void TcpLink::cancel_pending() {
   }
 }
 
-void TcpLink::advance_epoch(uint64_t epoch) {
+void StreamLink::advance_epoch(uint64_t epoch) {
   if (epoch <= epoch_ || failed()) return;
   // Requests cannot straddle epochs. A switch happens between operations,
   // so normally nothing is posted (or cancel_pending() already ran).
@@ -231,13 +226,13 @@ void TcpLink::advance_epoch(uint64_t epoch) {
   discarding_ = false;
 }
 
-void TcpLink::resume() {
+void StreamLink::resume() {
   if (failed()) return;
   read_some();
   if (!failed()) write_some();
 }
 
-void TcpLink::cancel_receives() {
+void StreamLink::cancel_receives() {
   if (recvs_cancelled_until_ != kNotCancelled) {
     recvs_cancelled_from_ = recvs_done_;
     recvs_cancelled_until_ = kNotCancelled;
@@ -254,12 +249,12 @@ void TcpLink::cancel_receives() {
   }
 }
 
-void TcpLink::send_control(const ControlMessage& message) {
+void StreamLink::send_control(const ControlMessage& message) {
   if (failed() || goodbye_queued_ || writes_closed_) return;
   if (enqueue_control(message)) write_some();
 }
 
-bool TcpLink::enqueue_control(const ControlMessage& message) {
+bool StreamLink::enqueue_control(const ControlMessage& message) {
   ControlEntry* slot = nullptr;
   // A heartbeat that has not started going out is replaced, not queued again.
   if (message.kind == FrameKind::kHeartbeat && !controls_.empty() &&
@@ -276,13 +271,13 @@ bool TcpLink::enqueue_control(const ControlMessage& message) {
   return true;
 }
 
-void TcpLink::close_gracefully() {
+void StreamLink::close_gracefully() {
   closing_ = true;
   if (writes_closed_) flushed_ = true;
   if (!failed()) write_some();
 }
 
-bool TcpLink::maybe_send_goodbye() {
+bool StreamLink::maybe_send_goodbye() {
   if (!closing_ || goodbye_queued_ || failed() || !sends_.empty()) return false;
   ControlMessage goodbye;
   goodbye.kind = FrameKind::kGoodbye;
@@ -290,31 +285,36 @@ bool TcpLink::maybe_send_goodbye() {
   return goodbye_queued_;
 }
 
-void TcpLink::on_events(uint32_t events) {
+void StreamLink::on_events(uint32_t events) {
+  stream_->on_wakeup();
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) read_some();
-  if (!failed() && (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) write_some();
+  bool room = (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0;
+  // Rings announce room with input (the reader's doorbell).
+  if (stream_->writable_on_input() && (events & EPOLLIN))
+    room = room || !sends_.empty() || !controls_.empty() || (closing_ && !flushed_);
+  if (!failed() && room) write_some();
 }
 
 // ---- writing ---------------------------------------------------------------
 
-void TcpLink::write_some() {
+void StreamLink::write_some() {
   write_what_fits();
   if (failed()) return;
   watch_writable(!writes_closed_ && (!sends_.empty() || !controls_.empty()));
 }
 
-// EPOLLOUT is asked for only while a frame waits for room in the socket:
-// otherwise a loopback socket reports it at each ACK of our data, waking the
-// loop owner for nothing once per message (docs/latency.md). Turning it on
-// when the socket has room already reports it at once: no wake-up is lost.
-void TcpLink::watch_writable(bool want) {
-  if (want == watching_writable_ || !registered_) return;
-  Status st = loop_.modify(fd_.get(), EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u), this);
+// The stream says what to watch while a frame waits for room (a socket asks
+// for EPOLLOUT only then). Turning EPOLLOUT on when the socket has room
+// already reports it at once: no wake-up is lost.
+void StreamLink::watch_writable(bool want) {
+  uint32_t interest = stream_->interest(want);
+  if (interest == interest_ || !registered_) return;
+  Status st = loop_.modify(stream_->fd(), interest, this);
   if (!st.ok()) return fail(st, false);
-  watching_writable_ = want;
+  interest_ = interest;
 }
 
-void TcpLink::write_what_fits() {
+void StreamLink::write_what_fits() {
   while (!failed() && !writes_closed_) {
     bool data_in_progress = !sends_.empty() && sends_.front().written > 0;
     bool progressed = false;
@@ -330,16 +330,16 @@ void TcpLink::write_what_fits() {
   }
   if (failed() || writes_closed_) return;
   if (goodbye_queued_ && controls_.empty() && !flushed_) {
-    shutdown(fd_.get(), SHUT_WR);
+    stream_->shutdown_write();
     flushed_ = true;
   }
 }
 
-bool TcpLink::write_control() {
+bool StreamLink::write_control() {
   ControlEntry& c = controls_.front();
   std::array<iovec, 2> iov;
   size_t count = add_frame_iov(iov.data(), c.header.data(), c.payload.data(), c.length, c.written);
-  ssize_t n = send_iov(fd_.get(), iov.data(), count);
+  ssize_t n = send_iov(iov.data(), count);
   if (n < 0) {
     on_send_failed(errno);
     return false;
@@ -349,7 +349,7 @@ bool TcpLink::write_control() {
   return n > 0;
 }
 
-bool TcpLink::write_data() {
+bool StreamLink::write_data() {
   if (sends_.empty()) return false;
   std::array<iovec, kMaxIov> iov;
   size_t count = 0;
@@ -357,7 +357,7 @@ bool TcpLink::write_data() {
     SendEntry& e = sends_.at(i);
     count += add_frame_iov(iov.data() + count, e.header.data(), e.data, e.length, e.written);
   }
-  ssize_t n = send_iov(fd_.get(), iov.data(), count);
+  ssize_t n = send_iov(iov.data(), count);
   if (n < 0) {
     on_send_failed(errno);
     return false;
@@ -376,7 +376,7 @@ bool TcpLink::write_data() {
   return n > 0;
 }
 
-bool TcpLink::write_rescued() {
+bool StreamLink::write_rescued() {
   SendEntry& e = sends_.front();
   std::array<iovec, 2> iov;
   size_t count = 0;
@@ -387,7 +387,7 @@ bool TcpLink::write_rescued() {
   if (payload_done < e.length) {
     iov[count++] = {rescue_.data() + (payload_done - rescue_base_), e.length - payload_done};
   }
-  ssize_t n = send_iov(fd_.get(), iov.data(), count);
+  ssize_t n = send_iov(iov.data(), count);
   if (n < 0) {
     fail_io("send", errno);
     return false;
@@ -402,9 +402,9 @@ bool TcpLink::write_rescued() {
 
 // ---- reading ---------------------------------------------------------------
 
-ssize_t TcpLink::read_into(std::byte* dst, size_t len) {
+ssize_t StreamLink::read_into(std::byte* dst, size_t len) {
   while (true) {
-    ssize_t n = ::recv(fd_.get(), dst, len, MSG_DONTWAIT);
+    ssize_t n = stream_->read(dst, len);
     if (n > 0) return n;
     if (n == 0) {
       if (peer_left_) {
@@ -426,7 +426,7 @@ ssize_t TcpLink::read_into(std::byte* dst, size_t len) {
   }
 }
 
-void TcpLink::read_some() {
+void StreamLink::read_some() {
   bool more = true;
   while (more && !failed()) {
     switch (read_state_) {
@@ -449,7 +449,7 @@ void TcpLink::read_some() {
   }
 }
 
-bool TcpLink::read_header() {
+bool StreamLink::read_header() {
   ssize_t n = read_into(header_bytes_.data() + header_got_, kFrameHeaderSize - header_got_);
   if (n <= 0) return false;
   header_got_ += static_cast<size_t>(n);
@@ -469,7 +469,7 @@ bool TcpLink::read_header() {
   return true;
 }
 
-void TcpLink::on_header(const FrameHeader& header) {
+void StreamLink::on_header(const FrameHeader& header) {
   frame_ = header;
   payload_got_ = 0;
   bool stale = header.epoch < epoch_ || (discarding_ && header.epoch == epoch_);
@@ -484,13 +484,13 @@ void TcpLink::on_header(const FrameHeader& header) {
   }
 }
 
-void TcpLink::discard_frame(uint64_t payload_left) {
+void StreamLink::discard_frame(uint64_t payload_left) {
   discard_left_ = payload_left;
   read_state_ = ReadState::kDiscard;
 }
 
 // A data frame's header has been read: match it with the oldest posted receive.
-bool TcpLink::match_held_frame() {
+bool StreamLink::match_held_frame() {
   if (frame_.epoch < epoch_) {  // held across a switch: the fence drops it
     discard_frame(frame_.length);
     return true;
@@ -511,7 +511,7 @@ bool TcpLink::match_held_frame() {
   return true;
 }
 
-bool TcpLink::read_payload() {
+bool StreamLink::read_payload() {
   RecvEntry& r = recvs_.front();
   if (payload_got_ < r.length) {
     ssize_t n = read_into(r.data + payload_got_, r.length - payload_got_);
@@ -525,7 +525,7 @@ bool TcpLink::read_payload() {
   return true;
 }
 
-bool TcpLink::discard_payload() {
+bool StreamLink::discard_payload() {
   while (discard_left_ > 0) {
     ssize_t n =
         read_into(control_in_.data(), std::min<uint64_t>(discard_left_, control_in_.size()));
@@ -536,7 +536,7 @@ bool TcpLink::discard_payload() {
   return true;
 }
 
-bool TcpLink::read_control_payload() {
+bool StreamLink::read_control_payload() {
   ssize_t n = read_into(control_in_.data() + payload_got_, frame_.length - payload_got_);
   if (n <= 0) return false;
   payload_got_ += static_cast<size_t>(n);
@@ -544,7 +544,7 @@ bool TcpLink::read_control_payload() {
   return true;
 }
 
-void TcpLink::on_control_frame() {
+void StreamLink::on_control_frame() {
   read_state_ = ReadState::kHeader;
   auto message = parse_control_payload(
       frame_.kind, std::span<const std::byte>(control_in_.data(), frame_.length));
@@ -558,4 +558,4 @@ void TcpLink::on_control_frame() {
   if (observer_ != nullptr) observer_->on_control(*this, message.value());
 }
 
-}  // namespace trainmover::transport::tcp
+}  // namespace trainmover::transport

@@ -1,5 +1,6 @@
-// TcpLink: the Link (transport/link.h) over one TCP connection, after a
-// successful handshake.
+// StreamLink: the Link (transport/link.h) over one ByteStream
+// (transport/byte_stream.h): a TCP connection, or shared-memory rings
+// between two processes of one host; always after a successful handshake.
 //
 // Every frame is a 48-byte header (transport/frame.h) and its payload. Sends
 // are written straight from the caller's buffer and several queued frames go
@@ -20,13 +21,13 @@
 
 #include "common/bounded_queue.h"
 #include "common/event_loop.h"
-#include "common/unique_fd.h"
+#include "transport/byte_stream.h"
 #include "transport/frame.h"
 #include "transport/link.h"
 
-namespace trainmover::transport::tcp {
+namespace trainmover::transport {
 
-class TcpLink final : public Link, private EventHandler {
+class StreamLink final : public Link, private PolledHandler {
  public:
   struct Options {
     uint64_t job_id = 0;
@@ -39,9 +40,10 @@ class TcpLink final : public Link, private EventHandler {
     std::string peer_name;         // for messages: "slot 3 (10.0.0.2:4000)"
   };
 
-  static Result<std::unique_ptr<TcpLink>> create(EventLoop& loop, UniqueFd fd,
-                                                 const Options& options, LinkObserver* observer);
-  ~TcpLink() override;
+  static Result<std::unique_ptr<StreamLink>> create(EventLoop& loop,
+                                                    std::unique_ptr<ByteStream> stream,
+                                                    const Options& options, LinkObserver* observer);
+  ~StreamLink() override;
 
   int peer_slot() const override { return options_.peer_slot; }
   uint64_t peer_instance() const override { return options_.peer_instance; }
@@ -83,9 +85,11 @@ class TcpLink final : public Link, private EventHandler {
   enum class ReadState { kHeader, kHeld, kPayload, kControlPayload, kDiscard };
   static constexpr uint64_t kNotCancelled = UINT64_MAX;
 
-  TcpLink(EventLoop& loop, UniqueFd fd, const Options& options, LinkObserver* observer);
+  StreamLink(EventLoop& loop, std::unique_ptr<ByteStream> stream, const Options& options,
+             LinkObserver* observer);
 
   void on_events(uint32_t events) override;
+  bool has_work() override { return stream_->has_input(); }
   FrameHeader make_header(FrameKind kind, uint64_t tag, uint64_t length) const;
 
   bool enqueue_control(const ControlMessage& message);
@@ -107,6 +111,9 @@ class TcpLink final : public Link, private EventHandler {
   bool match_held_frame();
   void on_control_frame();
 
+  // Writes what the stream takes; returns bytes written, 0 when it would
+  // block, -1 on error (errno set).
+  ssize_t send_iov(const iovec* iov, size_t count);
   // Reads into [dst, dst+len); returns bytes read, 0 when it would block.
   // On end of stream or error the link fails and -1 is returned.
   ssize_t read_into(std::byte* dst, size_t len);
@@ -120,12 +127,12 @@ class TcpLink final : public Link, private EventHandler {
   void cancel_receives();
 
   EventLoop& loop_;
-  UniqueFd fd_;
+  std::unique_ptr<ByteStream> stream_;
   Options options_;
   LinkObserver* observer_;
   Status status_;
   bool registered_ = false;
-  bool watching_writable_ = false;  // EPOLLOUT is in the loop's interest set
+  uint32_t interest_ = 0;  // the events registered with the loop
   uint64_t epoch_ = 0;
 
   BoundedQueue<SendEntry> sends_;
@@ -161,4 +168,4 @@ class TcpLink final : public Link, private EventHandler {
   bool salvaging_ = false;
 };
 
-}  // namespace trainmover::transport::tcp
+}  // namespace trainmover::transport

@@ -1,6 +1,9 @@
-// Unit tests of TcpLink over a socketpair, with a real EventLoop driven in
-// the test thread. One end is a TcpLink; the other is either a second
-// TcpLink or a raw socket the test writes hand-made frames into.
+// Unit tests of StreamLink over a socketpair, with a real EventLoop driven in
+// the test thread, once over the socket itself ("tcp": a SocketStream) and
+// once over shared-memory rings beside it ("shm": a RingStream with small
+// rings, so that large frames wrap many times). One end is a StreamLink; the
+// other is either a second StreamLink or a raw stream of the same kind that
+// the test writes hand-made frames into.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
@@ -13,7 +16,9 @@
 #include "common/event_loop.h"
 #include "common/unique_fd.h"
 #include "transport/frame.h"
-#include "transport/tcp/tcp_link.h"
+#include "transport/shm/ring_stream.h"
+#include "transport/stream_link.h"
+#include "transport/tcp/socket_stream.h"
 
 namespace trainmover::transport::tcp {
 namespace {
@@ -32,8 +37,8 @@ class RecordingObserver final : public LinkObserver {
   int failures = 0;
 };
 
-TcpLink::Options options_for(int32_t local, int32_t peer) {
-  TcpLink::Options o;
+StreamLink::Options options_for(int32_t local, int32_t peer) {
+  StreamLink::Options o;
   o.job_id = kJob;
   o.epoch = kEpoch;
   o.local_slot = local;
@@ -65,7 +70,9 @@ struct GuardedBuffer {
   std::vector<std::byte> storage_;
 };
 
-class TcpLinkTest : public ::testing::Test {
+constexpr size_t kTestRingBytes = 64 << 10;
+
+class StreamLinkTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     auto loop = EventLoop::create();
@@ -75,16 +82,26 @@ class TcpLinkTest : public ::testing::Test {
     ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
     left_fd_ = UniqueFd(fds[0]);
     right_fd_ = UniqueFd(fds[1]);
+    raw_.reset();
+  }
+
+  std::unique_ptr<ByteStream> make_stream(UniqueFd fd) {
+    if (GetParam() == "tcp") return socket_stream(std::move(fd));
+    auto rings = shm::RingStream::create(std::move(fd), kTestRingBytes);
+    EXPECT_TRUE(rings.ok()) << rings.status().message();
+    return rings.ok() ? std::move(rings).value() : nullptr;
   }
 
   // The link under test on the right end, as slot 1 talking to slot 0.
-  std::unique_ptr<TcpLink> make_right(RecordingObserver* observer = nullptr) {
-    auto link = TcpLink::create(*loop_, std::move(right_fd_), options_for(1, 0), observer);
+  std::unique_ptr<StreamLink> make_right(RecordingObserver* observer = nullptr) {
+    auto link =
+        StreamLink::create(*loop_, make_stream(std::move(right_fd_)), options_for(1, 0), observer);
     EXPECT_TRUE(link.ok()) << link.status().message();
     return link.ok() ? std::move(link).value() : nullptr;
   }
-  std::unique_ptr<TcpLink> make_left(RecordingObserver* observer = nullptr) {
-    auto link = TcpLink::create(*loop_, std::move(left_fd_), options_for(0, 1), observer);
+  std::unique_ptr<StreamLink> make_left(RecordingObserver* observer = nullptr) {
+    auto link =
+        StreamLink::create(*loop_, make_stream(std::move(left_fd_)), options_for(0, 1), observer);
     EXPECT_TRUE(link.ok()) << link.status().message();
     return link.ok() ? std::move(link).value() : nullptr;
   }
@@ -105,19 +122,29 @@ class TcpLinkTest : public ::testing::Test {
     for (int i = 0; i < 20; ++i) (void)loop_->run_once(std::chrono::milliseconds(2));
   }
 
-  // Writes raw bytes from the left end (the "peer").
+  // Writes raw bytes from the left end (the "peer"), as a stream of the
+  // kind under test.
   void raw_write(std::span<const std::byte> bytes) {
+    if (raw_ == nullptr) raw_ = make_stream(std::move(left_fd_));
+    ASSERT_NE(raw_, nullptr);
     size_t done = 0;
     Deadline deadline = Deadline::after(seconds(10));
     while (done < bytes.size() && !deadline.expired()) {
-      ssize_t n = ::send(left_fd_.get(), bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      iovec iov{const_cast<std::byte*>(bytes.data() + done), bytes.size() - done};
+      ssize_t n = raw_->write(&iov, 1);
       if (n > 0) {
         done += static_cast<size_t>(n);
       } else {
         loop_->run_once(std::chrono::milliseconds(1)).message();
+        raw_->on_wakeup();
       }
     }
     ASSERT_EQ(done, bytes.size());
+  }
+  // The raw peer's process ends.
+  void close_raw_peer() {
+    raw_.reset();
+    left_fd_.reset();
   }
 
   FrameHeader peer_header(uint64_t tag, uint64_t length) const {
@@ -139,6 +166,7 @@ class TcpLinkTest : public ::testing::Test {
   std::unique_ptr<EventLoop> loop_;
   UniqueFd left_fd_;
   UniqueFd right_fd_;
+  std::unique_ptr<ByteStream> raw_;
 };
 
 constexpr int kThePeer = -2;
@@ -161,7 +189,7 @@ constexpr int kThePeer = -2;
   return ::testing::AssertionSuccess();
 }
 
-TEST_F(TcpLinkTest, DataRoundTripsAtSeveralSizes) {
+TEST_P(StreamLinkTest, DataRoundTripsAtSeveralSizes) {
   auto left = make_left();
   auto right = make_right();
   const size_t sizes[] = {0, 1, 64 << 10, 8 << 20};
@@ -193,7 +221,7 @@ TEST_F(TcpLinkTest, DataRoundTripsAtSeveralSizes) {
   EXPECT_EQ(right->pending_recvs(), 0u);
 }
 
-TEST_F(TcpLinkTest, FrameWaitsForItsReceive) {
+TEST_P(StreamLinkTest, FrameWaitsForItsReceive) {
   auto left = make_left();
   auto right = make_right();
   auto data = pattern(100, 7);
@@ -208,7 +236,7 @@ TEST_F(TcpLinkTest, FrameWaitsForItsReceive) {
   EXPECT_TRUE(std::equal(data.begin(), data.end(), buf.span().begin()));
 }
 
-TEST_F(TcpLinkTest, TagMismatchNamesBothTags) {
+TEST_P(StreamLinkTest, TagMismatchNamesBothTags) {
   auto left = make_left();
   RecordingObserver observer;
   auto right = make_right(&observer);
@@ -224,7 +252,7 @@ TEST_F(TcpLinkTest, TagMismatchNamesBothTags) {
   EXPECT_TRUE(buf.untouched());
 }
 
-TEST_F(TcpLinkTest, LengthMismatchFailsWithoutWritingTheBuffer) {
+TEST_P(StreamLinkTest, LengthMismatchFailsWithoutWritingTheBuffer) {
   auto left = make_left();
   auto right = make_right();
   auto data = pattern(100, 1);
@@ -245,7 +273,7 @@ struct BadFrameCase {
   const char* expected_text;
 };
 
-TEST_F(TcpLinkTest, BadFramesFromThePeerKillTheLinkBeforeAnyPayloadLands) {
+TEST_P(StreamLinkTest, BadFramesFromThePeerKillTheLinkBeforeAnyPayloadLands) {
   const BadFrameCase cases[] = {
       {"job id", [](FrameHeader& h) { h.job_id = kJob + 1; }, false, "job id 43"},
       {"src slot", [](FrameHeader& h) { h.src_slot = 5; }, false, "slot 5"},
@@ -272,7 +300,7 @@ TEST_F(TcpLinkTest, BadFramesFromThePeerKillTheLinkBeforeAnyPayloadLands) {
   }
 }
 
-TEST_F(TcpLinkTest, LongerFrameThanPostedIsRejectedAndGuardStaysIntact) {
+TEST_P(StreamLinkTest, LongerFrameThanPostedIsRejectedAndGuardStaysIntact) {
   auto right = make_right();
   GuardedBuffer buf(128);
   auto recv = right->post_recv(1, buf.span());
@@ -283,27 +311,27 @@ TEST_F(TcpLinkTest, LongerFrameThanPostedIsRejectedAndGuardStaysIntact) {
   EXPECT_TRUE(buf.untouched());
 }
 
-TEST_F(TcpLinkTest, TruncatedHeaderThenCloseIsPeerFailure) {
+TEST_P(StreamLinkTest, TruncatedHeaderThenCloseIsPeerFailure) {
   auto right = make_right();
   GuardedBuffer buf(16);
   auto recv = right->post_recv(1, buf.span());
   auto header = encode_frame_header(peer_header(1, 16));
   raw_write(std::span(header).first(20));
-  left_fd_.reset();
+  close_raw_peer();
   ASSERT_TRUE(drive([&] { return right->failed(); }));
   EXPECT_TRUE(FailedWith(*right, TM_ERROR_PEER_FAILED, "connection closed by slot 0"));
   EXPECT_EQ(right->test(recv), RequestState::kFailed);
   EXPECT_TRUE(buf.untouched());
 }
 
-TEST_F(TcpLinkTest, TruncatedPayloadThenCloseIsPeerFailure) {
+TEST_P(StreamLinkTest, TruncatedPayloadThenCloseIsPeerFailure) {
   auto right = make_right();
   GuardedBuffer buf(1000);
   auto recv = right->post_recv(1, buf.span());
   raw_write(encode_frame_header(peer_header(1, 1000)));
   auto payload = pattern(1000, 9);
   raw_write(std::span(payload).first(300));
-  left_fd_.reset();
+  close_raw_peer();
   ASSERT_TRUE(drive([&] { return right->failed(); }));
   EXPECT_TRUE(FailedWith(*right, TM_ERROR_PEER_FAILED, "slot 0"));
   EXPECT_EQ(right->test(recv), RequestState::kFailed);
@@ -314,7 +342,7 @@ TEST_F(TcpLinkTest, TruncatedPayloadThenCloseIsPeerFailure) {
 // whole and with its real bytes (the receiver cannot tell a cut frame from a
 // complete one), even if the caller reuses its buffer at once; and nothing
 // posted after the cancel is sent.
-TEST_F(TcpLinkTest, CancelMidFrameFinishesWithRealBytesAndSendsNothingMore) {
+TEST_P(StreamLinkTest, CancelMidFrameFinishesWithRealBytesAndSendsNothingMore) {
   auto left = make_left();
   auto right = make_right();
   const size_t big = 8 << 20;
@@ -342,7 +370,7 @@ TEST_F(TcpLinkTest, CancelMidFrameFinishesWithRealBytesAndSendsNothingMore) {
   EXPECT_EQ(left->test(second), RequestState::kFailed);
 }
 
-TEST_F(TcpLinkTest, CancelledReceiveDiscardsIncomingDataButKeepsControlFlowing) {
+TEST_P(StreamLinkTest, CancelledReceiveDiscardsIncomingDataButKeepsControlFlowing) {
   RecordingObserver observer;
   auto left = make_left();
   auto right = make_right(&observer);
@@ -363,7 +391,7 @@ TEST_F(TcpLinkTest, CancelledReceiveDiscardsIncomingDataButKeepsControlFlowing) 
   EXPECT_TRUE(buf.untouched());
 }
 
-TEST_F(TcpLinkTest, CancelMidReceiveStopsWritingTheBuffer) {
+TEST_P(StreamLinkTest, CancelMidReceiveStopsWritingTheBuffer) {
   auto left = make_left();
   auto right = make_right();
   const size_t big = 4 << 20;
@@ -383,7 +411,7 @@ TEST_F(TcpLinkTest, CancelMidReceiveStopsWritingTheBuffer) {
   EXPECT_TRUE(std::all_of(buf.begin(), buf.end(), [](std::byte b) { return b == kGuard; }));
 }
 
-TEST_F(TcpLinkTest, ManySmallFramesBatchedIntoOneSendArriveInOrder) {
+TEST_P(StreamLinkTest, ManySmallFramesBatchedIntoOneSendArriveInOrder) {
   auto left = make_left();
   auto right = make_right();
   constexpr int kFrames = 200;  // several sendmsg() batches of up to 32 frames
@@ -407,10 +435,10 @@ TEST_F(TcpLinkTest, ManySmallFramesBatchedIntoOneSendArriveInOrder) {
   }
 }
 
-TEST_F(TcpLinkTest, TooManyOutstandingSendsFailTheLink) {
-  TcpLink::Options o = options_for(0, 1);
+TEST_P(StreamLinkTest, TooManyOutstandingSendsFailTheLink) {
+  StreamLink::Options o = options_for(0, 1);
   o.max_outstanding = 4;
-  auto created = TcpLink::create(*loop_, std::move(left_fd_), o, nullptr);
+  auto created = StreamLink::create(*loop_, make_stream(std::move(left_fd_)), o, nullptr);
   ASSERT_TRUE(created.ok());
   auto& link = *created.value();
   auto big = pattern(1 << 20, 1);  // fills the socket, so nothing completes
@@ -421,7 +449,7 @@ TEST_F(TcpLinkTest, TooManyOutstandingSendsFailTheLink) {
   EXPECT_TRUE(FailedWith(link, TM_ERROR_INTERNAL, "overflow"));
 }
 
-TEST_F(TcpLinkTest, QueuedHeartbeatIsReplacedByTheNewerOne) {
+TEST_P(StreamLinkTest, QueuedHeartbeatIsReplacedByTheNewerOne) {
   RecordingObserver observer;
   auto left = make_left();
   auto right = make_right(&observer);
@@ -443,7 +471,7 @@ TEST_F(TcpLinkTest, QueuedHeartbeatIsReplacedByTheNewerOne) {
   EXPECT_EQ(buf, big);
 }
 
-TEST_F(TcpLinkTest, GoodbyeThenCloseMeansPeerLeft) {
+TEST_P(StreamLinkTest, GoodbyeThenCloseMeansPeerLeft) {
   RecordingObserver observer;
   auto left = make_left();
   auto right = make_right(&observer);
@@ -463,7 +491,7 @@ TEST_F(TcpLinkTest, GoodbyeThenCloseMeansPeerLeft) {
   EXPECT_TRUE(FailedWith(*right, TM_ERROR_PEER_FAILED, "left the communicator"));
 }
 
-TEST_F(TcpLinkTest, SendAfterCloseGracefullyFailsTheLink) {
+TEST_P(StreamLinkTest, SendAfterCloseGracefullyFailsTheLink) {
   auto left = make_left();
   left->close_gracefully();
   auto data = pattern(8, 0);
@@ -472,7 +500,7 @@ TEST_F(TcpLinkTest, SendAfterCloseGracefullyFailsTheLink) {
   EXPECT_TRUE(FailedWith(*left, TM_ERROR_INTERNAL, "closing"));
 }
 
-TEST_F(TcpLinkTest, HeartbeatAndAbortReachTheObserver) {
+TEST_P(StreamLinkTest, HeartbeatAndAbortReachTheObserver) {
   RecordingObserver observer;
   auto left = make_left();
   auto right = make_right(&observer);
@@ -500,7 +528,7 @@ TEST_F(TcpLinkTest, HeartbeatAndAbortReachTheObserver) {
   EXPECT_FALSE(right->peer_left());
 }
 
-TEST_F(TcpLinkTest, MalformedControlPayloadFailsTheLink) {
+TEST_P(StreamLinkTest, MalformedControlPayloadFailsTheLink) {
   RecordingObserver observer;
   auto right = make_right(&observer);
   FrameHeader h = peer_header(0, 5);
@@ -520,7 +548,7 @@ namespace {
 
 // ---- epochs: the fence of the two-phase switch ------------------------------
 
-TEST_F(TcpLinkTest, OlderEpochDataIsDroppedNeverDelivered) {
+TEST_P(StreamLinkTest, OlderEpochDataIsDroppedNeverDelivered) {
   auto right = make_right();
   GuardedBuffer buf(256);
   auto recv = right->post_recv(1, buf.span());
@@ -536,7 +564,7 @@ TEST_F(TcpLinkTest, OlderEpochDataIsDroppedNeverDelivered) {
   EXPECT_TRUE(buf.guard_intact());
 }
 
-TEST_F(TcpLinkTest, NewerEpochDataWaitsForAdvanceEpoch) {
+TEST_P(StreamLinkTest, NewerEpochDataWaitsForAdvanceEpoch) {
   auto right = make_right();
   GuardedBuffer early(128);
   auto recv = right->post_recv(1, early.span());
@@ -559,7 +587,7 @@ TEST_F(TcpLinkTest, NewerEpochDataWaitsForAdvanceEpoch) {
   EXPECT_EQ(right->epoch(), kEpoch + 1);
 }
 
-TEST_F(TcpLinkTest, CancelledLinkResynchronisesAtTheNextEpoch) {
+TEST_P(StreamLinkTest, CancelledLinkResynchronisesAtTheNextEpoch) {
   RecordingObserver left_events, right_events;
   auto left = make_left(&left_events);
   auto right = make_right(&right_events);
@@ -593,7 +621,7 @@ TEST_F(TcpLinkTest, CancelledLinkResynchronisesAtTheNextEpoch) {
   EXPECT_FALSE(right->failed());
 }
 
-TEST_F(TcpLinkTest, ControlMessagesCarryTheirEpoch) {
+TEST_P(StreamLinkTest, ControlMessagesCarryTheirEpoch) {
   RecordingObserver left_events, right_events;
   auto left = make_left(&left_events);
   auto right = make_right(&right_events);
@@ -607,6 +635,11 @@ TEST_F(TcpLinkTest, ControlMessagesCarryTheirEpoch) {
   EXPECT_EQ(right_events.controls[0].epoch, kEpoch);
   EXPECT_EQ(right_events.controls[1].epoch, kEpoch + 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(Streams, StreamLinkTest, ::testing::Values("tcp", "shm"),
+                         [](const ::testing::TestParamInfo<std::string>& kind) {
+                           return kind.param;
+                         });
 
 }  // namespace
 }  // namespace trainmover::transport::tcp

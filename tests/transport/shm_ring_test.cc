@@ -1,0 +1,126 @@
+// SharedRing (transport/shm/ring.h): sizes, what attach() refuses (a peer's
+// descriptor is not trusted), bytes through many wraps, and the sleeping
+// protocol that decides when a doorbell is rung.
+#include "transport/shm/ring.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace trainmover::transport::shm {
+namespace {
+
+constexpr size_t kRing = 4096;
+
+UniqueFd duplicate(int fd) { return UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0)); }
+
+TEST(SharedRing, SizeMustBeAPowerOfTwoWithinLimits) {
+  for (size_t bad :
+       {size_t{0}, size_t{1000}, kMinRingBytes / 2, kMinRingBytes * 3, kMaxRingBytes * 2}) {
+    auto ring = SharedRing::create(bad);
+    ASSERT_FALSE(ring.ok()) << bad;
+    EXPECT_EQ(ring.status().code(), TM_ERROR_INVALID_ARGUMENT);
+  }
+  EXPECT_TRUE(SharedRing::create(kMinRingBytes).ok());
+}
+
+TEST(SharedRing, AttachRefusesWhatIsNotASealedRing) {
+  // A memfd that is not sealed: the peer could shrink it under our mapping.
+  UniqueFd unsealed(memfd_create("x", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  ASSERT_TRUE(unsealed.valid());
+  ASSERT_EQ(ftruncate(unsealed.get(), 512 + kRing), 0);
+  auto r1 = SharedRing::attach(std::move(unsealed));
+  ASSERT_FALSE(r1.ok());
+  EXPECT_NE(r1.status().message().find("sealed"), std::string::npos) << r1.status().message();
+  // A descriptor of something else entirely.
+  auto r2 = SharedRing::attach(UniqueFd(open("/dev/null", O_RDONLY | O_CLOEXEC)));
+  EXPECT_FALSE(r2.ok());
+  // Sealed, but of a size no ring has.
+  UniqueFd odd(memfd_create("y", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  ASSERT_EQ(ftruncate(odd.get(), 512 + 3000), 0);
+  ASSERT_EQ(fcntl(odd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+  auto r3 = SharedRing::attach(std::move(odd));
+  ASSERT_FALSE(r3.ok());
+  EXPECT_EQ(r3.status().code(), TM_ERROR_PROTOCOL);
+  // Sealed and of a ring's size, but with no ring's header in it.
+  UniqueFd blank(memfd_create("z", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  ASSERT_EQ(ftruncate(blank.get(), 512 + kRing), 0);
+  ASSERT_EQ(fcntl(blank.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+  auto r4 = SharedRing::attach(std::move(blank));
+  ASSERT_FALSE(r4.ok());
+  EXPECT_NE(r4.status().message().find("header"), std::string::npos) << r4.status().message();
+}
+
+TEST(SharedRing, BytesArriveInOrderThroughManyWraps) {
+  auto producer = SharedRing::create(kRing);
+  ASSERT_TRUE(producer.ok());
+  auto consumer = SharedRing::attach(duplicate(producer->fd()));
+  ASSERT_TRUE(consumer.ok()) << consumer.status().message();
+  std::vector<std::byte> sent(300000), got;
+  for (size_t i = 0; i < sent.size(); ++i) sent[i] = static_cast<std::byte>(rand() & 0xff);
+  size_t offset = 0;
+  unsigned seed = 1;
+  std::vector<std::byte> scratch(kRing * 2);
+  while (got.size() < sent.size()) {
+    // Odd chunk sizes, two iovecs, so every wrap position is met.
+    size_t want = std::min<size_t>(1 + rand_r(&seed) % 5000, sent.size() - offset);
+    size_t half = want / 2;
+    iovec iov[2] = {{sent.data() + offset, half}, {sent.data() + offset + half, want - half}};
+    offset += producer->produce(iov, 2);
+    auto n = consumer->consume(scratch.data(), 1 + rand_r(&seed) % scratch.size());
+    ASSERT_TRUE(n.ok());
+    got.insert(got.end(), scratch.begin(), scratch.begin() + static_cast<long>(*n));
+    if (offset > got.size() + kRing) FAIL() << "produced more than the ring holds";
+  }
+  EXPECT_EQ(got, sent);
+}
+
+TEST(SharedRing, SleepersAreWokenExactlyWhenTheyMustBe) {
+  auto producer = SharedRing::create(kRing);
+  auto consumer = SharedRing::attach(duplicate(producer->fd()));
+  ASSERT_TRUE(producer.ok() && consumer.ok());
+  std::byte b[1] = {std::byte{1}};
+  iovec one{b, 1};
+  EXPECT_FALSE(producer->wake_reader());  // nobody sleeps: no doorbell
+  auto asleep = consumer->sleep_reader();
+  ASSERT_TRUE(asleep.ok());
+  EXPECT_TRUE(*asleep);  // empty: the reader may sleep
+  EXPECT_EQ(producer->produce(&one, 1), 1u);
+  EXPECT_TRUE(producer->wake_reader());   // it slept: ring once
+  EXPECT_FALSE(producer->wake_reader());  // and only once
+  asleep = consumer->sleep_reader();
+  EXPECT_FALSE(*asleep);  // data is there: do not sleep
+  // Fill the ring: the writer sleeps until the reader makes room.
+  std::vector<std::byte> big(kRing);
+  iovec all{big.data(), big.size()};
+  EXPECT_EQ(producer->produce(&all, 1), kRing - 1);
+  EXPECT_EQ(producer->produce(&all, 1), 0u);
+  EXPECT_TRUE(producer->sleep_writer());
+  std::byte sink[16];
+  ASSERT_TRUE(consumer->consume(sink, sizeof sink).ok());
+  EXPECT_TRUE(consumer->wake_writer());
+  EXPECT_FALSE(consumer->wake_writer());
+}
+
+TEST(SharedRing, ImpossiblePositionsFromThePeerAreAProtocolError) {
+  auto producer = SharedRing::create(kRing);
+  ASSERT_TRUE(producer.ok());
+  // The "peer" scribbles a head far beyond what the ring can hold.
+  void* map = mmap(nullptr, 512 + kRing, PROT_READ | PROT_WRITE, MAP_SHARED, producer->fd(), 0);
+  ASSERT_NE(map, MAP_FAILED);
+  auto consumer = SharedRing::attach(duplicate(producer->fd()));
+  ASSERT_TRUE(consumer.ok());
+  static_cast<uint64_t*>(map)[64 / 8] = 1ull << 40;  // line 1: head
+  std::byte sink[64];
+  auto n = consumer->consume(sink, sizeof sink);
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), TM_ERROR_PROTOCOL);
+  munmap(map, 512 + kRing);
+}
+
+}  // namespace
+}  // namespace trainmover::transport::shm
