@@ -6,6 +6,8 @@ namespace trainmover {
 namespace {
 // How long a caller polls shared-memory links before it sleeps in epoll.
 constexpr Duration kSpinBeforeSleep = std::chrono::microseconds(50);
+// How often a caller that keeps finding ring traffic looks at its sockets.
+constexpr Duration kSocketLookPeriod = std::chrono::microseconds(500);
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create() {
@@ -100,12 +102,17 @@ Status Engine::execute(Operation& op) {
         // wrote: look at them a short while, yielding the CPU between looks,
         // before sleeping. Sockets are not polled: spinning on epoll was no
         // faster on 4 ranks and 2 CPUs (docs/latency.md).
-        // A look at the sockets too after each find, so that a stream of
-        // ring traffic never starves them (handshakes, heartbeats).
+        // The sockets (handshakes, heartbeats, a peer's end) get a look at
+        // least every kSocketLookPeriod, so that a stream of ring traffic
+        // never starves them.
         if (loop_->spin(kSpinBeforeSleep)) {
-          st = loop_->run_once(Duration::zero());
+          if (Clock::now() - last_socket_look_ >= kSocketLookPeriod) {
+            last_socket_look_ = Clock::now();
+            st = loop_->run_once(Duration::zero());
+          }
           continue;
         }
+        last_socket_look_ = Clock::now();
         st = wait_events();
       }
       if (!task.done) {

@@ -107,6 +107,7 @@ class Engine {
   std::vector<Task*> calls_;
   Task* active_ = nullptr;
   Clock::time_point next_tick_;
+  Clock::time_point last_socket_look_;  // a caller's last epoll_wait (loop_mutex_)
 };
 
 }  // namespace trainmover

@@ -55,17 +55,17 @@ void EventLoop::remove(int fd, EventHandler* handler) {
 bool EventLoop::spin(Duration budget) {
   if (polled_.empty()) return false;
   Clock::time_point until = Clock::now() + budget;
-  std::vector<PolledHandler*> ready;
+  found_.clear();
   while (true) {
     for (PolledHandler* h : polled_)
-      if (h->has_work()) ready.push_back(h);
-    if (!ready.empty()) break;
+      if (h->has_work()) found_.push_back(h);
+    if (!found_.empty()) break;
     if (Clock::now() >= until) return false;
     sched_yield();  // the peer we wait for may need this CPU
   }
   dispatching_ = true;
-  for (PolledHandler* h : ready)
-    if (!removed_in_batch(h)) h->on_events(EPOLLIN);
+  for (PolledHandler* h : found_)
+    if (!removed_in_batch(h)) h->on_polled();
   dispatching_ = false;
   removed_.clear();
   return true;
@@ -79,7 +79,16 @@ Status EventLoop::run_once(Duration timeout) {
   // Sleep at most a minute at a time; the caller loops anyway.
   Duration capped = std::min<Duration>(timeout, std::chrono::minutes(1));
   int timeout_ms = Deadline::after(capped).poll_timeout_ms();
+  // Polled handlers are signalled only while armed: arm them all before a
+  // sleep, and do not sleep if one got work meanwhile.
+  found_.clear();
+  if (timeout_ms != 0) {
+    for (PolledHandler* h : polled_)
+      if (h->arm()) found_.push_back(h);
+    if (!found_.empty()) timeout_ms = 0;
+  }
   int n = epoll_wait(epoll_fd_.get(), events_.data(), static_cast<int>(events_.size()), timeout_ms);
+  for (PolledHandler* h : polled_) h->disarm();
   if (n < 0) {
     if (errno == EINTR) return Status::Ok();
     return system_error("epoll_wait", errno);
@@ -95,6 +104,8 @@ Status EventLoop::run_once(Duration timeout) {
     }
     if (!removed_in_batch(handler)) handler->on_events(events_[i].events);
   }
+  for (PolledHandler* h : found_)
+    if (!removed_in_batch(h)) h->on_polled();
   dispatching_ = false;
   removed_.clear();
   return Status::Ok();

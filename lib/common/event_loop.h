@@ -32,14 +32,24 @@ class EventHandler {
   ~EventHandler() = default;
 };
 
-// A handler that can also tell without a system call that it has work
-// (a shared-memory link whose peer wrote into the ring): a caller that
-// spins before sleeping polls it (EventLoop::spin). has_work() reports each
-// new piece of work once (what it saw is remembered), so work the handler
-// leaves for later cannot keep a spinner from sleeping.
+// A handler that can also tell without a system call that it has work (a
+// shared-memory link whose peer wrote into the ring). Its peer signals it
+// on its descriptor only while it is armed: the loop arms every polled
+// handler before it sleeps in epoll_wait and disarms them when it wakes, so
+// a peer that writes while this side is awake (or spinning) makes no
+// system call.
+//  - has_work() reports each new piece of work once (what it saw is
+//    remembered), so work the handler leaves for later cannot keep a
+//    spinner from sleeping.
+//  - arm() returns true when work came in while arming: do not sleep.
+//  - on_polled() does the work found by polling (without the descriptor's
+//    events; those still come through on_events()).
 class PolledHandler : public EventHandler {
  public:
   virtual bool has_work() = 0;
+  virtual bool arm() = 0;
+  virtual void disarm() = 0;
+  virtual void on_polled() = 0;
 
  protected:
   ~PolledHandler() = default;
@@ -73,6 +83,7 @@ class EventLoop {
   std::vector<epoll_event> events_;
   std::vector<EventHandler*> removed_;
   std::vector<PolledHandler*> polled_;
+  std::vector<PolledHandler*> found_;  // polled handlers with work, this pass
   bool dispatching_ = false;
 };
 

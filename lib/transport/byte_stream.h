@@ -45,6 +45,11 @@ class ByteStream {
   // The peer moved since the last look: new bytes to read, or room for a
   // writer that slept on a full ring. Each move is reported once.
   virtual bool has_input() { return false; }
+  // Before the loop sleeps: ask the peer for a signal on fd() when it
+  // writes; true when input came meanwhile (do not sleep). disarm() when
+  // awake again: a peer writing to an awake reader makes no system call.
+  virtual bool arm() { return false; }
+  virtual void disarm() {}
   // For messages: "TCP", "shared memory".
   virtual const char* kind() const = 0;
 };

@@ -295,6 +295,13 @@ void StreamLink::on_events(uint32_t events) {
   if (!failed() && room) write_some();
 }
 
+// Work found in the rings by polling: read and write as for an event, but
+// the socket (doorbells, the peer's end) is left to its own events.
+void StreamLink::on_polled() {
+  read_some();
+  if (!failed() && (!sends_.empty() || !controls_.empty() || (closing_ && !flushed_))) write_some();
+}
+
 // ---- writing ---------------------------------------------------------------
 
 void StreamLink::write_some() {

@@ -90,6 +90,9 @@ class StreamLink final : public Link, private PolledHandler {
 
   void on_events(uint32_t events) override;
   bool has_work() override { return stream_->has_input(); }
+  bool arm() override { return stream_->arm(); }
+  void disarm() override { stream_->disarm(); }
+  void on_polled() override;
   FrameHeader make_header(FrameKind kind, uint64_t tag, uint64_t length) const;
 
   bool enqueue_control(const ControlMessage& message);

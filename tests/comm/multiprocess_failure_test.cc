@@ -131,9 +131,19 @@ TEST(PeerFailure, DeadPeerIsNamedWithinOneSecond) {
 // completes with a partial message.
 class KilledMidMessage : public ::testing::TestWithParam<std::string> {};
 
+size_t dev_shm_entries() {
+  size_t n = 0;
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
 TEST_P(KilledMidMessage, TheReceiveFailsNamingTheSender) {
   constexpr int n = 2, sender = 1;
   constexpr size_t count = (size_t{64} << 20) / 4;
+  const size_t shm_files = dev_shm_entries();
   testing::TestJob job;
   auto exits = job.run(n, [&](int slot) {
     CommConfig config = job.config(slot, n, "mid-message");
@@ -172,6 +182,8 @@ TEST_P(KilledMidMessage, TheReceiveFailsNamingTheSender) {
   });
   EXPECT_EQ(exits[sender].signal, SIGKILL) << exits[sender].describe();
   expect_all_ok(exits, sender);
+  // The killed process's ring was a memfd: nothing of it is left behind.
+  EXPECT_EQ(dev_shm_entries(), shm_files);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, KilledMidMessage, ::testing::Values("tcp", "shm"),

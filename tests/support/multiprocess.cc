@@ -1,6 +1,7 @@
 #include "support/multiprocess.h"
 
 #include "rendezvous/store_factory.h"
+#include "transport/shm/local_socket.h"
 #include "transport/tcp/socket.h"
 
 #include <fcntl.h>
@@ -59,6 +60,16 @@ std::vector<UniqueFd> silent_connections(const std::string& address, int count) 
   if (!to.ok()) return fds;
   for (int i = 0; i < count; ++i) {
     auto fd = transport::tcp::start_connect(to.value());
+    if (!fd.ok()) break;
+    fds.push_back(std::move(fd).value());
+  }
+  return fds;
+}
+
+std::vector<UniqueFd> silent_local_connections(const std::string& name, int count) {
+  std::vector<UniqueFd> fds;
+  for (int i = 0; i < count; ++i) {
+    auto fd = transport::shm::start_connect_local(name);
     if (!fd.ok()) break;
     fds.push_back(std::move(fd).value());
   }

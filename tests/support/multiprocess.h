@@ -64,6 +64,9 @@ bool limit_fds(int limit);
 // Opens `count` non-blocking TCP connections to `address` ("host:port") that
 // never send a byte; fewer if this process runs out of descriptors.
 std::vector<UniqueFd> silent_connections(const std::string& address, int count);
+// The same on the abstract Unix socket "@name" of a shared-memory listener;
+// fewer if the listener's queue is full.
+std::vector<UniqueFd> silent_local_connections(const std::string& name, int count);
 
 // Forks one child running body(); returns its pid.
 pid_t fork_child(const std::function<int()>& body);

@@ -6,7 +6,14 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "transport/shm/ring_stream.h"
 
 #include <cstdlib>
 #include <vector>
@@ -120,6 +127,84 @@ TEST(SharedRing, ImpossiblePositionsFromThePeerAreAProtocolError) {
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.status().code(), TM_ERROR_PROTOCOL);
   munmap(map, 512 + kRing);
+}
+
+// What a hostile or broken peer can put first on the socket instead of its
+// ring: the stream fails with EPROTO (the link then names the slot), and
+// never maps anything it was not meant to.
+class PeerRingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
+    peer_ = UniqueFd(fds[0]);
+    auto stream = RingStream::create(UniqueFd(fds[1]), kRing);
+    ASSERT_TRUE(stream.ok()) << stream.status().message();
+    stream_ = std::move(stream).value();
+  }
+  // Sends one byte, with `fd` attached when it is not -1.
+  void send_first(char byte, int fd) {
+    iovec iov{&byte, 1};
+    alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (fd >= 0) {
+      msg.msg_control = control.data();
+      msg.msg_controllen = control.size();
+      cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+      cmsg->cmsg_level = SOL_SOCKET;
+      cmsg->cmsg_type = SCM_RIGHTS;
+      cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+      std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
+    }
+    ASSERT_EQ(sendmsg(peer_.get(), &msg, MSG_NOSIGNAL), 1);
+  }
+  void expect_refused() {
+    stream_->on_wakeup();
+    std::byte b[8];
+    errno = 0;
+    EXPECT_EQ(stream_->read(b, sizeof b), -1);
+    EXPECT_EQ(errno, EPROTO);
+    iovec iov{b, sizeof b};
+    EXPECT_EQ(stream_->write(&iov, 1), -1) << "a failed stream stays failed";
+  }
+  UniqueFd peer_;
+  std::unique_ptr<RingStream> stream_;
+};
+
+TEST_F(PeerRingTest, APlainByteWithoutARingIsRefused) {
+  send_first('R', -1);
+  expect_refused();
+}
+
+TEST_F(PeerRingTest, AnUnsealedSegmentIsRefused) {
+  UniqueFd unsealed(memfd_create("x", MFD_CLOEXEC));
+  ASSERT_EQ(ftruncate(unsealed.get(), 512 + kRing), 0);
+  send_first('R', unsealed.get());
+  expect_refused();
+}
+
+TEST_F(PeerRingTest, AnotherKindOfFileIsRefused) {
+  UniqueFd file(open("/dev/zero", O_RDWR | O_CLOEXEC));
+  send_first('R', file.get());
+  expect_refused();
+}
+
+TEST_F(PeerRingTest, ThePeersRealRingIsTaken) {
+  auto ring = SharedRing::create(kRing);
+  ASSERT_TRUE(ring.ok());
+  std::byte hello[3] = {std::byte{'a'}, std::byte{'b'}, std::byte{'c'}};
+  iovec iov{hello, 3};
+  ASSERT_EQ(ring->produce(&iov, 1), 3u);
+  send_first('R', ring->fd());
+  stream_->on_wakeup();
+  std::byte got[8];
+  ASSERT_EQ(stream_->read(got, sizeof got), 3);
+  EXPECT_EQ(std::memcmp(got, hello, 3), 0);
+  peer_.reset();  // the peer's process ends: the end of the stream after its bytes
+  stream_->on_wakeup();
+  EXPECT_EQ(stream_->read(got, sizeof got), 0);
 }
 
 }  // namespace

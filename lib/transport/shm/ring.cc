@@ -200,6 +200,10 @@ Result<bool> SharedRing::sleep_reader() {
 uint64_t SharedRing::head() const { return header().head.load(std::memory_order_acquire); }
 uint64_t SharedRing::tail() const { return header().tail.load(std::memory_order_acquire); }
 
+void SharedRing::wake_reader_locally() {
+  header().reader_waiting.store(0, std::memory_order_relaxed);
+}
+
 bool SharedRing::wake_writer() {
   Header& h = header();
   return h.writer_waiting.load(std::memory_order_seq_cst) != 0 &&

@@ -74,6 +74,8 @@ class SharedRing {
   Result<size_t> consume(std::byte* dst, size_t length);
   // Consumer: like sleep_writer, for an empty ring.
   Result<bool> sleep_reader();
+  // Consumer: awake again; the producer need not ring.
+  void wake_reader_locally();
   // Consumer, after consume(): true when the writer was asleep.
   bool wake_writer();
   // The positions as they are now, for polling (not checked: consume()

@@ -164,6 +164,16 @@ bool RingStream::has_input() {
   return moved;
 }
 
+bool RingStream::arm() {
+  if (error_ != 0 || !in_.has_value()) return false;
+  auto asleep = in_->sleep_reader();
+  return !asleep.ok() || !asleep.value();  // a bad position: let read() say so
+}
+
+void RingStream::disarm() {
+  if (in_.has_value()) in_->wake_reader_locally();
+}
+
 bool RingStream::peer_hung_up() const {
   pollfd p{socket_.get(), POLLOUT, 0};
   return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR)) != 0;
@@ -176,23 +186,18 @@ ssize_t RingStream::read(std::byte* dst, size_t length) {
     errno = EAGAIN;
     return -1;
   }
-  while (true) {
-    auto got = in_->consume(dst, length);
-    if (!got.ok()) return fail_with(got.status());
-    if (got.value() > 0) {
-      if (in_->wake_writer()) ring_doorbell();
-      return static_cast<ssize_t>(got.value());
-    }
-    // The peer wrote its last bytes before its socket closed: an empty ring
-    // after the close is the end of the stream.
-    if (peer_closed_) return 0;
-    auto asleep = in_->sleep_reader();
-    if (!asleep.ok()) return fail_with(asleep.status());
-    if (asleep.value()) {
-      errno = EAGAIN;
-      return -1;
-    }
+  auto got = in_->consume(dst, length);
+  if (!got.ok()) return fail_with(got.status());
+  if (got.value() > 0) {
+    if (in_->wake_writer()) ring_doorbell();
+    return static_cast<ssize_t>(got.value());
   }
+  // The peer wrote its last bytes before its socket closed: an empty ring
+  // after the close is the end of the stream.
+  if (peer_closed_) return 0;
+  // Empty. The loop arms the ring before it sleeps (arm()).
+  errno = EAGAIN;
+  return -1;
 }
 
 ssize_t RingStream::write(const iovec* iov, size_t count) {

@@ -37,6 +37,8 @@ class RingStream final : public ByteStream {
   bool writable_on_input() const override { return true; }
   bool pollable() const override { return true; }
   bool has_input() override;
+  bool arm() override;
+  void disarm() override;
   const char* kind() const override { return "shared memory"; }
 
  private:

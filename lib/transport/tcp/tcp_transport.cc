@@ -282,8 +282,12 @@ void TcpTransport::finish(Pending& pending) {
       stream.ok() ? StreamLink::create(loop_, std::move(stream).value(), lo, link_observer_)
                   : Result<std::unique_ptr<StreamLink>>(stream.status());
   if (!link.ok()) {
-    if (pending.outgoing)
+    if (pending.outgoing) {
       listener_->on_connect_failed(pending.slot, link.status(), Verdict::kRefused);
+    } else {
+      // The peer's own connect reports it; say here why this end dropped it.
+      log(LogLevel::kWarn, "link from slot ", peer.slot, " dropped: ", link.status().message());
+    }
     return;
   }
   listener_->on_link_ready(std::move(link).value(), peer);
