@@ -105,9 +105,13 @@ bool RingStream::receive_peer_ring() {
   return true;
 }
 
+// Bounded, so that a peer writing bytes without end cannot hold this thread
+// (64 reads of 4 KiB are more than a Unix socket's default buffer holds; a
+// peer's close comes with an event of its own).
 bool RingStream::drain_doorbells() {
-  std::array<std::byte, 256> bells;
-  while (!peer_closed_) {
+  constexpr int kMaxReads = 64;
+  std::array<std::byte, 4096> bells;
+  for (int reads = 0; reads < kMaxReads && !peer_closed_; ++reads) {
     ssize_t n = ::recv(socket_.get(), bells.data(), bells.size(), MSG_DONTWAIT);
     if (n > 0) continue;
     if (n == 0) {
