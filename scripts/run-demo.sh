@@ -54,6 +54,10 @@ if [ "$every" -gt 0 ]; then ckpt=(--checkpoint-dir "$work/ckpt" --checkpoint-eve
 run() {
   local name=$1; shift
   mkdir -p "$work/ckpt"
+  # Created here, not by the background job's redirection: the tail below
+  # must find the file even if it starts before the job does.
+  : >"$work/$name.out"
+  : >"$work/$name.err"
   "$launch" --nprocs "$n" --standby 1 --pp "$pp" --timeout 300 --events "$work/$name.events" \
     --job-file "$work/$name.job" "$@" -- "$gpt" --dp "$dp" --pp "$pp" --steps "$steps" \
     --log-every 1 --print-hash "${ckpt[@]}" $gpt_args >"$work/$name.out" 2>"$work/$name.err" &
