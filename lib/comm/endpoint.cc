@@ -1,6 +1,5 @@
 #include "comm/endpoint.h"
 
-#include <cstdio>
 #include <cstdlib>
 
 namespace trainmover {
@@ -9,12 +8,7 @@ std::string endpoint_key(const std::string& comm_name, uint64_t epoch, int slot)
   return str_cat("tm/", comm_name, "/e", epoch, "/endpoint/", slot);
 }
 
-std::string encode_endpoint(const Endpoint& e) {
-  char instance[17];
-  std::snprintf(instance, sizeof instance, "%016llx",
-                static_cast<unsigned long long>(e.instance_id));
-  return e.address + " " + instance;
-}
+std::string encode_endpoint(const Endpoint& e) { return e.address + " " + hex64(e.instance_id); }
 
 Result<Endpoint> parse_endpoint(const std::string& record) {
   size_t space = record.find(' ');

@@ -34,6 +34,12 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
+std::string hex64(uint64_t v) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
+  return hex;
+}
+
 uint64_t fnv1a_64(std::string_view text) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : text) {

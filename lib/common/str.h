@@ -23,6 +23,9 @@ std::string format_bytes(double bytes);
 // Splits `text` at `sep`; empty fields are kept.
 std::vector<std::string_view> split(std::string_view text, char sep);
 
+// `v` as 16 lower-case hex digits.
+std::string hex64(uint64_t v);
+
 // 64-bit FNV-1a: a stable name for a string (not a secure hash).
 uint64_t fnv1a_64(std::string_view text);
 

@@ -290,8 +290,7 @@ void StreamLink::on_events(uint32_t events) {
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) read_some();
   bool room = (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0;
   // Rings announce room with input (the reader's doorbell).
-  if (stream_->writable_on_input() && (events & EPOLLIN))
-    room = room || !sends_.empty() || !controls_.empty() || (closing_ && !flushed_);
+  if (stream_->writable_on_input() && (events & EPOLLIN)) room = room || has_writes_pending();
   if (!failed() && room) write_some();
 }
 
@@ -299,7 +298,7 @@ void StreamLink::on_events(uint32_t events) {
 // the socket (doorbells, the peer's end) is left to its own events.
 void StreamLink::on_polled() {
   read_some();
-  if (!failed() && (!sends_.empty() || !controls_.empty() || (closing_ && !flushed_))) write_some();
+  if (!failed() && has_writes_pending()) write_some();
 }
 
 // ---- writing ---------------------------------------------------------------

@@ -95,6 +95,10 @@ class StreamLink final : public Link, private PolledHandler {
   void on_polled() override;
   FrameHeader make_header(FrameKind kind, uint64_t tag, uint64_t length) const;
 
+  // Frames to write, or the goodbye of a close still to finish.
+  bool has_writes_pending() const {
+    return !sends_.empty() || !controls_.empty() || (closing_ && !flushed_);
+  }
   bool enqueue_control(const ControlMessage& message);
   void write_some();
   void write_what_fits();

@@ -5,7 +5,6 @@
 #include <sys/un.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -37,12 +36,8 @@ Result<std::string> host_identity() {
   if (!(boot >> boot_id)) return error(TM_ERROR_NOT_FOUND, "cannot read the kernel's boot id");
   struct stat netns {};
   if (stat("/proc/self/ns/net", &netns) != 0) return system_error("stat /proc/self/ns/net", errno);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx",
-                static_cast<unsigned long long>(
-                    fnv1a_64(str_cat(boot_id, "/", static_cast<unsigned long long>(netns.st_dev),
-                                     "/", static_cast<unsigned long long>(netns.st_ino)))));
-  return std::string(hex);
+  return hex64(fnv1a_64(str_cat(boot_id, "/", static_cast<unsigned long long>(netns.st_dev), "/",
+                                static_cast<unsigned long long>(netns.st_ino))));
 }
 
 Result<UniqueFd> listen_local(const std::string& name, int backlog) {

@@ -37,12 +37,6 @@ struct TcpTransport::LocalListener final : EventHandler {
 
 namespace {
 constexpr std::string_view kShmMark = "/shm/";
-
-std::string hex64(uint64_t v) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(v));
-  return hex;
-}
 }  // namespace
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::create(EventLoop& loop, const JobSecret& secret,
