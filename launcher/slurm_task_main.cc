@@ -40,7 +40,7 @@ int slurm_task_main(int argc, char** argv) {
                "report instead that the task launcher PID ended (slurm_spank_task_exit)")
       .integer("wait-status", "S", 0, 65535, wait_status,
                "with --exit-report: the launcher's wait status")
-      .operands(cli::Operands::kProgram, "PROGRAM", options.argv)
+      .operands(cli::Operands::kOptionalProgram, "PROGRAM", options.argv)
       .epilog(
           "Exit status: 0 when PROGRAM exited 0, or failed and its exit reached the\n"
           "coordinator, or was a standby stopped at the end; 3 when the coordinator\n"

@@ -341,7 +341,8 @@ Status CommandLine::parse_tokens(const std::vector<std::string>& args, bool& hel
   try {  // Boost reports by exception; nothing beyond this block does
     po::command_line_parser parser(args);
     parser.options(described).positional(positional).style(kStyle);
-    if (operand_kind_ == Operands::kProgram) parser.extra_style_parser(take_program);
+    if (operand_kind_ == Operands::kProgram || operand_kind_ == Operands::kOptionalProgram)
+      parser.extra_style_parser(take_program);
     po::store(parser.run(), given);
   } catch (const po::error& e) {
     return error(TM_ERROR_INVALID_ARGUMENT, describe(e));

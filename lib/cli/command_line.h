@@ -37,10 +37,12 @@ inline constexpr int kExitUsage = 2;
 
 // What the arguments that are not options are.
 enum class Operands {
-  kNone,     // there must be none
-  kAny,      // operands (file names), anywhere on the line
-  kProgram,  // the first one, or whatever follows "--", starts a program's
-             // argv: it and everything after belong to that program
+  kNone,             // there must be none
+  kAny,              // operands (file names), anywhere on the line
+  kProgram,          // the first one, or whatever follows "--", starts a program's
+                     // argv: it and everything after belong to that program
+  kOptionalProgram,  // as kProgram, but the line may have none: a mode that
+                     // runs no program (the caller checks which mode needs one)
 };
 
 class CommandLine {

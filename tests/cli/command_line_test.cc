@@ -133,6 +133,21 @@ TEST(CommandLine, TheProgramsArgumentsStartAtItsNameOrAfterDashes) {
   EXPECT_NE(p.stderr_text.find("no PROGRAM given"), std::string::npos) << p.stderr_text;
 }
 
+// trainmover-launch --slurm-task --exit-report PID runs no program; the
+// table still takes one for its other modes.
+TEST(CommandLine, AnOptionalProgramMayBeAbsentAndIsTakenLikeAProgram) {
+  Values v;
+  CommandLine cl = table(v, Operands::kOptionalProgram);
+  EXPECT_FALSE(parse(cl, {"-n", "3"}).exit_code.has_value());
+  EXPECT_EQ(v.count, 3);
+  EXPECT_TRUE(v.operands.empty());
+  Values w;
+  CommandLine with = table(w, Operands::kOptionalProgram);
+  EXPECT_FALSE(parse(with, {"-n", "2", "sh", "-n", "5"}).exit_code.has_value());
+  EXPECT_EQ(w.count, 2);
+  EXPECT_EQ(w.operands, (std::vector<std::string>{"sh", "-n", "5"}));
+}
+
 TEST(CommandLine, AVariableIsTheDefaultAndIsCheckedLikeTheOption) {
   ASSERT_EQ(setenv("TM_CLI_TEST_TIMEOUT", "250ms", 1), 0);
   Values v;

@@ -42,6 +42,12 @@ status=0
 wait "$srun_pid" || status=$?
 [ "$status" -eq 137 ] || fail "launcher killed: srun exit status $status, expected 137"
 grep -q '"event":"recovery_done"' "$events" || fail "launcher killed: no recovery"
+# slurm_spank_task_exit's report ran and was taken (a refused command line
+# once failed it on every task exit, unseen: the closed control connection
+# told the coordinator as well).
+grep -q "trainmover-launch: task launcher $launcher ended" "$err" ||
+  fail "launcher killed: no exit report from slurm_spank_task_exit"
+! grep -q "no PROGRAM given" "$err" || fail "launcher killed: the exit report was refused"
 [ "$(hash_of)" = "$ref_hash" ] || fail "launcher killed: hash $(hash_of), failure-free $ref_hash"
 echo "launcher kill: slot 1 recovered (downtime $(field recovery_done downtime_s) s), hash as" \
   "without failure; srun exit 137 (the killed task's status)"
