@@ -7,6 +7,9 @@
 #   cluster.sh stop DIR                            stop every daemon started in DIR
 #   cluster.sh env DIR                             print "export SLURM_CONF=..."
 #
+# TM_SLURM_CRED_EXPIRE=SEC sets AuthInfo=cred_expire (default 120 s): a
+# requeued batch job waits that long plus 1 s before it may start again.
+#
 # Exit status: 0 started/stopped, 77 cannot run here (not root, Slurm or
 # munge missing, no unshare): the caller skips, 1 failed (logs named).
 # Ports are picked at random below the ephemeral range (free_base_port) so
@@ -69,6 +72,7 @@ SlurmdPidFile=$dir/slurmd.%n.pid
 SlurmctldLogFile=$dir/slurmctld.log
 SlurmdLogFile=$dir/slurmd.%n.log
 PlugStackConfig=$dir/plugstack.conf
+${TM_SLURM_CRED_EXPIRE:+AuthInfo=cred_expire=$TM_SLURM_CRED_EXPIRE}
 NodeName=n[1-$nnodes] NodeHostname=localhost Port=[$((base + 1))-$last] CPUs=2 RealMemory=2000 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE
 CONF
@@ -116,6 +120,8 @@ start() {
   case $(cd "$dir" && pwd -P)/ in
     /tmp/*) die "DIR must not be under /tmp: every node mounts a /tmp of its own over it" ;;
   esac
+  [ -z "${TM_SLURM_CRED_EXPIRE:-}" ] || [[ $TM_SLURM_CRED_EXPIRE =~ ^[1-9][0-9]{0,4}$ ]] ||
+    die "TM_SLURM_CRED_EXPIRE must be a number of seconds (1..99999), got '$TM_SLURM_CRED_EXPIRE'"
   need_tools
   start_munge
   mkdir -p "$dir/state"

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/parse.h"
+
 namespace trainmover::bench {
 
 double unix_now() {
@@ -24,6 +26,16 @@ std::string read_text(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::string program_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return program;
+  const char* path = getenv("PATH");
+  for (std::string_view dir : split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    std::string candidate = str_cat(dir, "/", program);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return program;
 }
 
 Result<Launched> launch(const std::vector<std::string>& argv, const std::vector<std::string>& env) {

@@ -22,6 +22,10 @@ double unix_now();
 // The whole file; empty when it cannot be read.
 std::string read_text(const std::string& path);
 
+// `program` as a path execv can run: itself when it has a '/', else the
+// first executable of that name on PATH (or itself, unchanged, if none).
+std::string program_path(const std::string& program);
+
 struct Launched {
   pid_t pid = -1;
   UniqueFd out;  // its stdout and stderr, non-blocking

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <regex>
 
+#include "batch_job.h"
 #include "common/clock.h"
 #include "common/median.h"
 #include "common/parse.h"
@@ -25,6 +27,10 @@ constexpr int kVictimSlot = 1;
 const std::regex kStepLine("trainmover-gpt: step ([0-9]+)/[0-9]+ loss \\S+ time ([0-9.]+) ms");
 const std::regex kResumeLine("resum(?:e|ing|ed) at step ([0-9]+)");
 const std::regex kLoadLine("resumed at step [0-9]+ from .* in ([0-9.]+) ms");
+// slurm-requeue: the batch script's line after srun, or slurmstepd's when
+// Slurm ended the job (requeued it) before srun returned.
+const std::regex kRunEndLine(
+    "^slurm-requeue: srun exited ([0-9]+)|\\*\\*\\* JOB [0-9]+ ON \\S+ CANCELLED");
 
 // What the runs' output said, line by line as it arrived (one Watch spans
 // the step and, for slurm-restart, its rerun).
@@ -37,6 +43,7 @@ struct Watch {
   int64_t highest_step = 0;
   std::optional<double> kill_time, first_time, srun_end, resumed_time;
   std::optional<uint64_t> resume_step;
+  std::optional<int> first_srun_exit;  // slurm-requeue: the batch script's first srun
   std::string victim_host;
   double load_s = 0;
   std::string log;
@@ -116,6 +123,11 @@ void Watch::line(const std::string& text, double now) {
     if (!first_time) highest_step = std::max(highest_step, step);
     return;
   }
+  if (plan.impl == SlurmImpl::kSlurmRequeue && kill_time && !srun_end &&
+      std::regex_search(text, m, kRunEndLine)) {
+    srun_end = now;
+    if (m[1].matched) first_srun_exit = std::atoi(m[1].str().c_str());
+  }
   if (kill_time && !resume_step && std::regex_search(text, m, kResumeLine)) {
     resume_step = std::strtoull(m[1].str().c_str(), nullptr, 10);
     resumed_time = now;
@@ -177,17 +189,6 @@ std::vector<std::string> srun_command(const SlurmPlan& plan, int nodes, int stan
   return argv;
 }
 
-// srun's own path: argv[0] must be a path for execv.
-std::string which(const std::string& program) {
-  if (program.find('/') != std::string::npos) return program;
-  const char* path = getenv("PATH");
-  for (std::string_view dir : split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
-    std::string candidate = str_cat(dir, "/", program);
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return program;
-}
-
 // The state of `host` in sinfo ("idle", "down*", ...), empty if unknown.
 std::string node_state(const std::string& conf, const std::string& host) {
   const std::string cmd =
@@ -207,8 +208,8 @@ Status revive_node(const SlurmPlan& plan, const std::string& host, Deadline dead
   const std::string conf = plan.cluster + "/slurm.conf";
   const std::string script = str_cat("mount --bind '", plan.cluster, "/tmp/", host,
                                      "' /tmp && exec slurmd -N ", host, " -f '", conf, "'");
-  TM_ASSIGN_OR_RETURN(Launched run, launch({which("unshare"), "--mount", "--propagation", "private",
-                                            "sh", "-c", script}));
+  TM_ASSIGN_OR_RETURN(Launched run, launch({program_path("unshare"), "--mount", "--propagation",
+                                            "private", "sh", "-c", script}));
   int status = 0;
   while (waitpid(run.pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -240,7 +241,7 @@ Status fill_row(const SlurmPlan& plan, const Watch& watch, SlurmRow& row) {
   row.downtime_s = std::max(0.0, row.wall_s - row.normal_step_s);
   row.resume_step = *watch.resume_step;
   row.lost_steps = std::max<int64_t>(0, watch.highest_step - static_cast<int64_t>(row.resume_step));
-  if (plan.impl == SlurmImpl::kSlurmRestart) {
+  if (plan.impl != SlurmImpl::kTrainMover) {
     row.detection_s = *watch.srun_end - kill_time;
     row.state_transfer_s = watch.load_s;
     row.switch_s = *watch.resumed_time - *watch.srun_end - watch.load_s;
@@ -258,10 +259,118 @@ Status fill_row(const SlurmPlan& plan, const Watch& watch, SlurmRow& row) {
   return Status::Ok();
 }
 
+// One measured run's folder (under the cluster's, which every node sees),
+// its checkpoints and the environment of srun or sbatch.
+struct Run {
+  const SlurmPlan& plan;
+  std::string dir, ckpt;
+  std::vector<std::string> env;
+};
+
+// trainmover (one srun, a standby node) and slurm-restart (srun without
+// standby, then the same srun again, resuming from the checkpoint).
+// Returns the first srun's exit status.
+Result<int> run_steps(const Run& run, Watch& watch, Deadline deadline) {
+  const SlurmPlan& plan = run.plan;
+  const bool tm = plan.impl == SlurmImpl::kTrainMover;
+  auto argv =
+      srun_command(plan, tm ? plan.nodes + 1 : plan.nodes, tm ? 1 : 0, watch.events_path, run.ckpt);
+  TM_ASSIGN_OR_RETURN(int first_exit, run_step(argv, run.env, watch, deadline));
+  watch.srun_end = unix_now();
+  if (!watch.kill_time)
+    return error(TM_ERROR_INTERNAL, "the job never logged step ", plan.kill_step, " (srun exit ",
+                 first_exit, ")");
+  if (tm && first_exit != 0)
+    return error(TM_ERROR_INTERNAL, "srun --trainmover exited ", first_exit, " after the ",
+                 slurm_event_name(plan.event));
+  if (tm) return first_exit;
+  if (first_exit == 0)
+    return error(TM_ERROR_INTERNAL, "the step without standby finished despite the kill");
+  TM_ASSIGN_OR_RETURN(int rerun_exit, run_step(argv, run.env, watch, deadline));
+  if (rerun_exit != 0)
+    return error(TM_ERROR_INTERNAL, "the rerun from the checkpoint exited ", rerun_exit);
+  return first_exit;
+}
+
+std::string shell_quoted(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// slurm-requeue's batch script: srun without standby; when it fails, the
+// job asks Slurm to requeue it (once), and the requeued job's srun resumes
+// from the checkpoint. A lost node makes Slurm requeue the job by itself.
+std::string requeue_script(const std::vector<std::string>& srun_argv) {
+  std::string srun_line;
+  for (const std::string& word : srun_argv) srun_line += shell_quoted(word) + " ";
+  return str_cat(
+      "#!/bin/sh\n"
+      "# trainmover-bench slurm-recovery --impl slurm-requeue: Slurm's own requeue\n"
+      "echo \"slurm-requeue: run ${SLURM_RESTART_COUNT:-0} of job $SLURM_JOB_ID started\"\n",
+      srun_line,
+      "\n"
+      "rc=$?\n"
+      "echo \"slurm-requeue: srun exited $rc\"\n"
+      "if [ \"$rc\" -ne 0 ] && [ \"${SLURM_RESTART_COUNT:-0}\" -eq 0 ]; then\n"
+      "  # Slurm ends this script when it requeues the job\n  ",
+      shell_quoted(program_path("scontrol")),
+      " requeue \"$SLURM_JOB_ID\" && exec sleep 300\n"
+      "fi\n"
+      "exit \"$rc\"\n");
+}
+
+// slurm-requeue: the run as a batch job (sbatch --requeue) whose output file
+// is followed. Returns the first srun's exit status (-1: the job was
+// requeued before srun returned).
+Result<int> run_requeued(const Run& run, Watch& watch, Deadline deadline) {
+  const SlurmPlan& plan = run.plan;
+  const std::string script = run.dir + "/job.sh", output = run.dir + "/job.out";
+  {
+    std::ofstream out(script);
+    out << requeue_script(srun_command(plan, plan.nodes, 0, watch.events_path, run.ckpt));
+    if (!out) return error(TM_ERROR_INTERNAL, "cannot write ", script);
+  }
+  TM_ASSIGN_OR_RETURN(
+      BatchJob job, submit_batch(plan.cluster + "/slurm.conf",
+                                 {"--requeue", str_cat("-N", plan.nodes), str_cat("-n", plan.nodes),
+                                  "--open-mode=append", "-o", output, "-D", run.dir, "-J",
+                                  "tm-bench-requeue", script},
+                                 run.env));
+  struct Cancel {
+    const BatchJob& job;
+    ~Cancel() { cancel_batch(job); }
+  } cancel{job};
+  auto state = follow_batch_output(job, output, deadline, plan.timeout_s,
+                                   [&watch](const std::string& line, double now) {
+                                     watch.line(line, now);
+                                     return watch.failure;
+                                   });
+  auto tail = [&] {
+    return watch.log.substr(watch.log.size() - std::min<size_t>(watch.log.size(), 3000));
+  };
+  if (!state.ok()) return state.status().with_context(str_cat("output:\n", tail()));
+  if (!watch.kill_time)
+    return error(TM_ERROR_INTERNAL, "the job never logged step ", plan.kill_step);
+  if (*state != "COMPLETED")
+    return error(TM_ERROR_INTERNAL, "batch job ", job.job_id, " ended ", *state, "; output:\n",
+                 tail());
+  if (!watch.srun_end) return error(TM_ERROR_INTERNAL, "the output shows no end of the first run");
+  return watch.first_srun_exit.value_or(-1);
+}
+
 }  // namespace
 
 const char* slurm_impl_name(SlurmImpl impl) {
-  return impl == SlurmImpl::kTrainMover ? "trainmover" : "slurm-restart";
+  switch (impl) {
+    case SlurmImpl::kTrainMover:
+      return "trainmover";
+    case SlurmImpl::kSlurmRestart:
+      return "slurm-restart";
+    case SlurmImpl::kSlurmRequeue:
+      return "slurm-requeue";
+  }
+  return "?";
 }
 
 const char* slurm_event_name(SlurmEvent event) {
@@ -294,31 +403,19 @@ Result<SlurmRow> run_slurm_recovery(const SlurmPlan& plan) {
       std::filesystem::remove_all(path, ignored);
     }
   } cleanup{dir};
-  const std::string ckpt = dir + "/ckpt", events = dir + "/events.jsonl";
-  const std::vector<std::string> env = {"SLURM_CONF=" + plan.cluster + "/slurm.conf",
-                                        // slurm-restart: no standby, so stop at once
-                                        "TRAINMOVER_STANDBY_WAIT=0"};
   SlurmPlan p = plan;
-  p.srun = which(plan.srun);
-  Watch watch(p, events);
-  const bool tm = plan.impl == SlurmImpl::kTrainMover;
-  const int total_nodes = tm ? plan.nodes + 1 : plan.nodes;
-  auto argv = srun_command(p, total_nodes, tm ? 1 : 0, events, ckpt);
-  TM_ASSIGN_OR_RETURN(int first_exit, run_step(argv, env, watch, deadline));
-  watch.srun_end = unix_now();
-  if (!watch.kill_time)
-    return error(TM_ERROR_INTERNAL, "the job never logged step ", plan.kill_step, " (srun exit ",
-                 first_exit, ")");
-  if (tm && first_exit != 0)
-    return error(TM_ERROR_INTERNAL, "srun --trainmover exited ", first_exit, " after the ",
-                 slurm_event_name(plan.event));
-  if (!tm) {
-    if (first_exit == 0)
-      return error(TM_ERROR_INTERNAL, "the step without standby finished despite the kill");
-    TM_ASSIGN_OR_RETURN(int rerun_exit, run_step(argv, env, watch, deadline));
-    if (rerun_exit != 0)
-      return error(TM_ERROR_INTERNAL, "the rerun from the checkpoint exited ", rerun_exit);
-  }
+  p.srun = program_path(plan.srun);
+  Watch watch(p, dir + "/events.jsonl");
+  const Run run{p,
+                dir,
+                dir + "/ckpt",
+                {"SLURM_CONF=" + plan.cluster + "/slurm.conf",
+                 // without standby: stop at once
+                 "TRAINMOVER_STANDBY_WAIT=0"}};
+  Result<int> first_exit = plan.impl == SlurmImpl::kSlurmRequeue
+                               ? run_requeued(run, watch, deadline)
+                               : run_steps(run, watch, deadline);
+  if (!first_exit.ok()) return first_exit.status();
   if (plan.event == SlurmEvent::kNodeKill)
     TM_RETURN_IF_ERROR(revive_node(plan, watch.victim_host, deadline));
   if (!watch.first_time || !watch.resume_step)
@@ -327,7 +424,7 @@ Result<SlurmRow> run_slurm_recovery(const SlurmPlan& plan) {
   row.impl = plan.impl;
   row.event = plan.event;
   row.nodes = plan.nodes;
-  row.srun_exit = first_exit;
+  row.srun_exit = *first_exit;
   TM_RETURN_IF_ERROR(fill_row(plan, watch, row));
   return row;
 }

@@ -1,8 +1,10 @@
 // One measured recovery of `trainmover-bench slurm-recovery`: trainmover-gpt
 // under srun on a running Slurm cluster loses a task (its trainer SIGKILLed)
 // or a node (its slurmd, slurmstepd and tasks SIGKILLed) mid-run, and is
-// recovered by TrainMover's standby or by Slurm's own way: the step ends and
-// is run again from its checkpoint (docs/benchmarks.md).
+// recovered by TrainMover's standby or by Slurm's own ways: the step ends and
+// is run again from its checkpoint (a batch script's loop on srun), or the
+// batch job is requeued (sbatch --requeue) and starts again from its
+// checkpoint (docs/benchmarks.md).
 #pragma once
 
 #include <string>
@@ -13,7 +15,7 @@
 
 namespace trainmover::bench {
 
-enum class SlurmImpl { kTrainMover, kSlurmRestart };
+enum class SlurmImpl { kTrainMover, kSlurmRestart, kSlurmRequeue };
 enum class SlurmEvent { kTaskKill, kNodeKill };
 
 const char* slurm_impl_name(SlurmImpl impl);
@@ -30,14 +32,16 @@ struct SlurmPlan {
   std::vector<std::string> model;  // trainmover-gpt's model and batch options
   std::string srun = "srun";
   std::string trainer;     // trainmover-gpt
-  double timeout_s = 240;  // the whole run, the rerun and the node's return included
+  double timeout_s = 400;  // the whole run, the rerun and the node's return included
 };
 
 // The row `--json` prints: downtime_s is the kill to the first step
-// completed after the recovery, minus one normal step. For slurm-restart,
-// detection_s is the kill to srun's exit (when Slurm has ended the step),
-// switch_s the new step's start up to its checkpoint load, state_transfer_s
-// the load.
+// completed after the recovery, minus one normal step. For slurm-restart
+// and slurm-requeue, detection_s is the kill to the end of the first run as
+// its output shows it (srun's exit; or slurmstepd's line that the job was
+// cancelled, when Slurm requeued it first), switch_s from there up to the
+// checkpoint load of the new run (for slurm-requeue: the job's wait in the
+// queue and its start included), state_transfer_s the load.
 struct SlurmRow {
   SlurmImpl impl = SlurmImpl::kTrainMover;
   SlurmEvent event = SlurmEvent::kTaskKill;
