@@ -258,7 +258,17 @@ TEST(PeerFailure, MismatchedOperationsAreAProtocolError) {
     Status st = slot == 0
                     ? comm.value()->allreduce(data.data(), data.data(), 64, TM_FLOAT32, TM_SUM)
                     : comm.value()->broadcast(data.data(), data.data(), 64, TM_FLOAT32, 1);
-    if (st.ok() && slot == 1) return 0;  // the broadcast root may finish before slot 0 notices
+    auto store = store_client(job);
+    if (!store) return complain(slot, "no store");
+    if (st.ok() && slot == 1) {
+      // The broadcast root may finish before slot 0 notices. It keeps its
+      // links until slot 0 has its answer: had it exited, slot 0 could see
+      // the broken link first (a CI run: "send: Broken pipe"), not the mismatch.
+      return store->get("slot0-done", std::chrono::seconds(10)).ok()
+                 ? 0
+                 : complain(slot, "slot 0 never finished");
+    }
+    if (slot == 0 && !store->set("slot0-done", "1").ok()) return complain(slot, "store set");
     if (st.ok()) return complain(slot, "mismatched operations succeeded");
     return st.code() == TM_ERROR_PROTOCOL ? 0 : complain(slot, "unexpected code: " + st.message());
   });
