@@ -143,7 +143,7 @@ TEST_F(ShmTransportTest, SameHostPeersLinkThroughSharedMemory) {
   exchange(1);
   // Each side maps its own ring and the peer's: four mappings in this process.
   EXPECT_EQ(ring_mappings(), before + 4);
-  exchange(10 << 20);  // wraps the 4 MiB rings
+  exchange(10 << 20);  // wraps the 1 MiB rings
   exchange(0);
   ca_.links.clear();
   cb_.links.clear();
