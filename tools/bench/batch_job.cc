@@ -17,9 +17,24 @@ namespace {
 constexpr double kCommandTimeoutS = 30;  // one Slurm command (MessageTimeout is 10 s)
 constexpr double kStateEveryS = 0.5;     // squeue while following the output
 
-// Runs a Slurm command to its end; returns its output, or why it failed.
+// Reads what was appended to `fd` since the last call into `partial` and
+// hands each complete line on.
+Status read_new_lines(int fd, std::string& partial, const LineHandler& on_line) {
+  std::array<char, 65536> buffer;
+  for (;;) {
+    const ssize_t n = read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return system_error("read of the job's output", errno);
+    if (n == 0) return Status::Ok();
+    TM_RETURN_IF_ERROR(hand_lines(partial, std::string_view(buffer.data(), static_cast<size_t>(n)),
+                                  unix_now(), on_line));
+  }
+}
+
+}  // namespace
+
 Result<std::string> slurm_command(const std::string& conf, std::vector<std::string> argv,
-                                  std::vector<std::string> env = {}) {
+                                  std::vector<std::string> env) {
   argv[0] = program_path(argv[0]);
   env.push_back("SLURM_CONF=" + conf);
   TM_ASSIGN_OR_RETURN(Launched run, launch(argv, env));
@@ -34,28 +49,6 @@ Result<std::string> slurm_command(const std::string& conf, std::vector<std::stri
     return error(TM_ERROR_INTERNAL, argv[0], " failed (status ", *status, "): ", output);
   return output;
 }
-
-// Reads what was appended to `fd` since the last call into `partial` and
-// hands each complete line on.
-Status read_new_lines(int fd, std::string& partial,
-                      const std::function<Status(const std::string&, double)>& on_line) {
-  std::array<char, 65536> buffer;
-  for (;;) {
-    const ssize_t n = read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return system_error("read of the job's output", errno);
-    if (n == 0) return Status::Ok();
-    const double now = unix_now();
-    partial.append(buffer.data(), static_cast<size_t>(n));
-    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
-      Status st = on_line(partial.substr(0, nl), now);
-      partial.erase(0, nl + 1);
-      if (!st.ok()) return st;
-    }
-  }
-}
-
-}  // namespace
 
 Result<BatchJob> submit_batch(const std::string& conf, const std::vector<std::string>& args,
                               const std::vector<std::string>& env) {
@@ -85,9 +78,9 @@ bool batch_state_is_final(const std::string& state) {
   return false;
 }
 
-Result<std::string> follow_batch_output(
-    const BatchJob& job, const std::string& path, Deadline deadline, double timeout_s,
-    const std::function<Status(const std::string& line, double now)>& on_line) {
+Result<std::string> follow_batch_output(const BatchJob& job, const std::string& path,
+                                        Deadline deadline, double timeout_s,
+                                        const LineHandler& on_line) {
   UniqueFd fd;
   std::string partial, state;
   double next_state_check = 0;

@@ -1,6 +1,7 @@
-// A Slurm batch job seen from outside, for `trainmover-bench slurm-recovery
-// --impl slurm-requeue`: submitted with sbatch, its output file followed
-// line by line as it grows, across requeues, until the job has ended.
+// Slurm's commands run from `trainmover-bench slurm-recovery`, and a batch
+// job seen from outside (--impl slurm-requeue): submitted with sbatch, its
+// output file followed line by line as it grows, across requeues, until
+// the job has ended.
 // Every call talks to slurmctld through the Slurm commands (sbatch, squeue,
 // scancel) with SLURM_CONF set to `conf`. Not thread-safe; one caller.
 #pragma once
@@ -11,8 +12,15 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "run_io.h"
 
 namespace trainmover::bench {
+
+// Runs a Slurm command (argv[0] looked up on PATH) to its end, bounded;
+// returns its output (stdout and stderr), or why it failed (not started,
+// timed out, or a non-zero exit, its output quoted).
+Result<std::string> slurm_command(const std::string& conf, std::vector<std::string> argv,
+                                  std::vector<std::string> env = {});
 
 struct BatchJob {
   std::string conf;    // slurm.conf of the cluster
@@ -37,9 +45,9 @@ bool batch_state_is_final(const std::string& state);
 // 2 ms, until the job reached a final state and its last output was read.
 // Stops early with on_line's first error, or a timeout at `deadline`
 // (`timeout_s` names it). Returns the final state.
-Result<std::string> follow_batch_output(
-    const BatchJob& job, const std::string& path, Deadline deadline, double timeout_s,
-    const std::function<Status(const std::string& line, double now)>& on_line);
+Result<std::string> follow_batch_output(const BatchJob& job, const std::string& path,
+                                        Deadline deadline, double timeout_s,
+                                        const LineHandler& on_line);
 
 // scancel: ends the job, pending or running, whatever happened before.
 void cancel_batch(const BatchJob& job);

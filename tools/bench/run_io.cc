@@ -84,9 +84,20 @@ std::optional<Json> find_event(const std::vector<Json>& events, const std::strin
   return std::nullopt;
 }
 
-Result<int> read_lines_until_exit(
-    Launched& run, Deadline deadline, double timeout_s,
-    const std::function<Status(const std::string& line, double now)>& on_line) {
+Status hand_lines(std::string& partial, std::string_view chunk, double now,
+                  const LineHandler& on_line) {
+  partial.append(chunk);
+  Status failure;
+  for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
+    Status st = on_line(partial.substr(0, nl), now);
+    if (failure.ok()) failure = st;
+    partial.erase(0, nl + 1);
+  }
+  return failure;
+}
+
+Result<int> read_lines_until_exit(Launched& run, Deadline deadline, double timeout_s,
+                                  const LineHandler& on_line) {
   std::string partial;
   char buffer[65536];
   while (run.out.valid()) {
@@ -97,15 +108,8 @@ Result<int> read_lines_until_exit(
     ssize_t n = read(run.out.get(), buffer, sizeof buffer);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (n <= 0) break;
-    const double now = unix_now();
-    partial.append(buffer, static_cast<size_t>(n));
-    Status failure;
-    for (size_t nl; (nl = partial.find('\n')) != std::string::npos;) {
-      Status st = on_line(partial.substr(0, nl), now);
-      if (failure.ok()) failure = st;
-      partial.erase(0, nl + 1);
-    }
-    if (!failure.ok()) return failure;
+    TM_RETURN_IF_ERROR(
+        hand_lines(partial, std::string_view(buffer, static_cast<size_t>(n)), unix_now(), on_line));
   }
   int status = 0;
   while (waitpid(run.pid, &status, 0) < 0 && errno == EINTR) {

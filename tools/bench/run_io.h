@@ -36,13 +36,19 @@ struct Launched {
 Result<Launched> launch(const std::vector<std::string>& argv,
                         const std::vector<std::string>& env = {});
 
+using LineHandler = std::function<Status(const std::string& line, double now)>;
+
+// Appends `chunk` (read at `now`) to `partial` and hands each complete line
+// to `on_line`, all of them; returns the first error it returned.
+Status hand_lines(std::string& partial, std::string_view chunk, double now,
+                  const LineHandler& on_line);
+
 // Reads `run`'s output until it exits, handing each line to `on_line` with
 // its arrival time (unix_now()); stops early with the first error on_line
 // returns, or a timeout at `deadline` (`timeout_s` names it). Returns the
 // wait status and reaps the process.
-Result<int> read_lines_until_exit(
-    Launched& run, Deadline deadline, double timeout_s,
-    const std::function<Status(const std::string& line, double now)>& on_line);
+Result<int> read_lines_until_exit(Launched& run, Deadline deadline, double timeout_s,
+                                  const LineHandler& on_line);
 
 // The event log, one JSON object a line.
 Result<std::vector<Json>> read_events(const std::string& path);

@@ -50,6 +50,14 @@ struct Watch {
   Status failure;
 
   void line(const std::string& text, double now);
+  // line(), then whether the run must end: the handler of every output.
+  Status take(const std::string& text, double now) {
+    line(text, now);
+    return failure;
+  }
+  std::string log_tail() const {
+    return log.substr(log.size() - std::min<size_t>(log.size(), 3000));
+  }
   void kill_victim();
 };
 
@@ -138,11 +146,9 @@ void Watch::line(const std::string& text, double now) {
 
 // Reads srun's output until it exits; returns its wait status.
 Result<int> watch_run(Launched& run, Watch& watch, Deadline deadline) {
-  return read_lines_until_exit(run, deadline, watch.plan.timeout_s,
-                               [&watch](const std::string& line, double now) {
-                                 watch.line(line, now);
-                                 return watch.failure;
-                               });
+  return read_lines_until_exit(
+      run, deadline, watch.plan.timeout_s,
+      [&watch](const std::string& line, double now) { return watch.take(line, now); });
 }
 
 // Runs one srun to its end, killing it (its process group) if the watch fails.
@@ -154,12 +160,10 @@ Result<int> run_step(const std::vector<std::string>& argv, const std::vector<std
     kill(-run.pid, SIGKILL);
     (void)waitpid(run.pid, nullptr, 0);
   }
-  auto tail = [&] {
-    return watch.log.substr(watch.log.size() - std::min<size_t>(watch.log.size(), 3000));
-  };
-  if (!status.ok()) return status.status().with_context(str_cat("output:\n", tail()));
+  if (!status.ok()) return status.status().with_context(str_cat("output:\n", watch.log_tail()));
   if (!WIFEXITED(*status))
-    return error(TM_ERROR_INTERNAL, "srun ended with status ", *status, "; output:\n", tail());
+    return error(TM_ERROR_INTERNAL, "srun ended with status ", *status, "; output:\n",
+                 watch.log_tail());
   return WEXITSTATUS(*status);
 }
 
@@ -191,14 +195,10 @@ std::vector<std::string> srun_command(const SlurmPlan& plan, int nodes, int stan
 
 // The state of `host` in sinfo ("idle", "down*", ...), empty if unknown.
 std::string node_state(const std::string& conf, const std::string& host) {
-  const std::string cmd =
-      str_cat("SLURM_CONF='", conf, "' sinfo -h -n ", host, " -o %t 2>/dev/null");
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return "";
-  char buf[64] = {};
-  if (fgets(buf, sizeof buf, pipe.get()) == nullptr) return "";
-  std::string s(buf);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  auto out = slurm_command(conf, {"sinfo", "-h", "-n", host, "-o", "%t"});
+  if (!out.ok()) return "";
+  std::string s = out->substr(0, out->find('\n'));
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 
@@ -341,20 +341,15 @@ Result<int> run_requeued(const Run& run, Watch& watch, Deadline deadline) {
     const BatchJob& job;
     ~Cancel() { cancel_batch(job); }
   } cancel{job};
-  auto state = follow_batch_output(job, output, deadline, plan.timeout_s,
-                                   [&watch](const std::string& line, double now) {
-                                     watch.line(line, now);
-                                     return watch.failure;
-                                   });
-  auto tail = [&] {
-    return watch.log.substr(watch.log.size() - std::min<size_t>(watch.log.size(), 3000));
-  };
-  if (!state.ok()) return state.status().with_context(str_cat("output:\n", tail()));
+  auto state = follow_batch_output(
+      job, output, deadline, plan.timeout_s,
+      [&watch](const std::string& line, double now) { return watch.take(line, now); });
+  if (!state.ok()) return state.status().with_context(str_cat("output:\n", watch.log_tail()));
   if (!watch.kill_time)
     return error(TM_ERROR_INTERNAL, "the job never logged step ", plan.kill_step);
   if (*state != "COMPLETED")
     return error(TM_ERROR_INTERNAL, "batch job ", job.job_id, " ended ", *state, "; output:\n",
-                 tail());
+                 watch.log_tail());
   if (!watch.srun_end) return error(TM_ERROR_INTERNAL, "the output shows no end of the first run");
   return watch.first_srun_exit.value_or(-1);
 }
