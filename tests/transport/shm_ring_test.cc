@@ -93,18 +93,26 @@ TEST(SharedRing, SleepersAreWokenExactlyWhenTheyMustBe) {
   std::byte b[1] = {std::byte{1}};
   iovec one{b, 1};
   EXPECT_FALSE(producer->wake_reader());  // nobody sleeps: no doorbell
-  auto asleep = consumer->sleep_reader();
+  auto asleep = consumer->sleep_reader(0);
   ASSERT_TRUE(asleep.ok());
   EXPECT_TRUE(*asleep);  // empty: the reader may sleep
   EXPECT_EQ(producer->produce(&one, 1), 1u);
   EXPECT_TRUE(producer->wake_reader());   // it slept: ring once
   EXPECT_FALSE(producer->wake_reader());  // and only once
-  asleep = consumer->sleep_reader();
-  EXPECT_FALSE(*asleep);  // data is there: do not sleep
+  asleep = consumer->sleep_reader(0);
+  EXPECT_FALSE(*asleep);  // new data is there: do not sleep
+  // The same byte, already seen and left for later, lets the reader sleep,
+  // and the next byte wakes it.
+  asleep = consumer->sleep_reader(consumer->head());
+  EXPECT_TRUE(*asleep);
+  EXPECT_EQ(producer->produce(&one, 1), 1u);
+  EXPECT_TRUE(producer->wake_reader());
+  asleep = consumer->sleep_reader(1);
+  EXPECT_FALSE(*asleep);
   // Fill the ring: the writer sleeps until the reader makes room.
   std::vector<std::byte> big(kRing);
   iovec all{big.data(), big.size()};
-  EXPECT_EQ(producer->produce(&all, 1), kRing - 1);
+  EXPECT_EQ(producer->produce(&all, 1), kRing - 2);
   EXPECT_EQ(producer->produce(&all, 1), 0u);
   EXPECT_TRUE(producer->sleep_writer());
   std::byte sink[16];

@@ -186,11 +186,11 @@ Result<size_t> SharedRing::consume(std::byte* dst, size_t length) {
   return take;
 }
 
-Result<bool> SharedRing::sleep_reader() {
+Result<bool> SharedRing::sleep_reader(uint64_t seen_head) {
   Header& h = header();
   h.reader_waiting.store(1, std::memory_order_seq_cst);
   TM_ASSIGN_OR_RETURN(uint64_t available, readable());
-  if (available > 0) {
+  if (available > 0 && h.head.load(std::memory_order_seq_cst) != seen_head) {
     h.reader_waiting.store(0, std::memory_order_relaxed);
     return false;
   }

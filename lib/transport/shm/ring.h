@@ -72,8 +72,11 @@ class SharedRing {
   // Consumer: copies up to `length` bytes; 0 when empty. Fails when the
   // positions in the segment are impossible (a corrupt or hostile peer).
   Result<size_t> consume(std::byte* dst, size_t length);
-  // Consumer: like sleep_writer, for an empty ring.
-  Result<bool> sleep_reader();
+  // Consumer: like sleep_writer, for a ring with nothing written past
+  // `seen_head` (a head() the caller has already dealt with: bytes it left
+  // for later must not keep it awake). Returns false, awake, when new bytes
+  // are there.
+  Result<bool> sleep_reader(uint64_t seen_head);
   // Consumer: awake again; the producer need not ring.
   void wake_reader_locally();
   // Consumer, after consume(): true when the writer was asleep.

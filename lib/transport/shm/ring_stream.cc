@@ -170,8 +170,14 @@ bool RingStream::has_input() {
 
 bool RingStream::arm() {
   if (error_ != 0 || !in_.has_value()) return false;
-  auto asleep = in_->sleep_reader();
-  return !asleep.ok() || !asleep.value();  // a bad position: let read() say so
+  // Bytes the link has seen and left in the ring (a frame no receive is
+  // posted for yet) do not count: they would keep the loop from ever
+  // sleeping, and an idle rank would spin on a CPU its peers need.
+  auto asleep = in_->sleep_reader(seen_head_);
+  if (!asleep.ok()) return true;  // a bad position: let read() say so
+  if (asleep.value()) return false;
+  seen_head_ = in_->head();
+  return true;
 }
 
 void RingStream::disarm() {
