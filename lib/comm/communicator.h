@@ -80,6 +80,9 @@ class Communicator {
   // already has a different view (view_record.h: one epoch, one view).
   Result<View> fetch_view(uint64_t epoch);
   Status publish_view(const View& view);
+  // The view of `epoch` if one is published already (one store read, no
+  // wait), nullopt if not.
+  Result<std::optional<View>> published_view(uint64_t epoch);
   // Bytes of data buffers (staging) allocated; fixed at creation: a switch
   // allocates none.
   size_t data_buffer_bytes() const { return staging_.slots() * staging_.slot_bytes(); }

@@ -220,19 +220,27 @@ Status Communicator::join_groups(uint64_t epoch, int slot, uint64_t base_epoch) 
 Status Communicator::prepare_groups(const View& next) {
   const auto groups = groups_->snapshot();
   if (groups.empty()) return Status::Ok();
-  TM_ASSIGN_OR_RETURN(View current, fetch_view(epoch_));
+  std::optional<View> current;  // read only for a group whose view is not published yet
   for (const GroupFamily::Member& m : groups) {
     Communicator& g = *m.group;
     if (g.left_ || g.slot() < 0) continue;
-    const std::vector<int> replaced = replaced_members(m.split.members, current, next);
-    // Every live member publishes the group's next view, joiners or not:
-    // one member alone (say the group's slot 0) may be dead already, its
-    // failure not yet in this epoch (it is folded into the next), and the
-    // others would wait for its view until the order timed out.
-    TM_ASSIGN_OR_RETURN(View before, g.fetch_view(g.epoch()));
-    TM_ASSIGN_OR_RETURN(View view, g.assemble_group_view(std::move(before), next.epoch, replaced));
-    TM_RETURN_IF_ERROR(g.prepare_switch(view));
-    TM_RETURN_IF_ERROR(g.prepare_groups(view));
+    // A group with a joiner has its view published by the joiner already
+    // (join_groups), and others by the first member here: one read then.
+    TM_ASSIGN_OR_RETURN(std::optional<View> view, g.published_view(next.epoch));
+    if (!view) {
+      if (!current) {
+        TM_ASSIGN_OR_RETURN(current, fetch_view(epoch_));
+      }
+      const std::vector<int> replaced = replaced_members(m.split.members, *current, next);
+      // Every live member publishes the group's next view, joiners or not:
+      // one member alone (say the group's slot 0) may be dead already, its
+      // failure not yet in this epoch (it is folded into the next), and the
+      // others would wait for its view until the order timed out.
+      TM_ASSIGN_OR_RETURN(View before, g.fetch_view(g.epoch()));
+      TM_ASSIGN_OR_RETURN(view, g.assemble_group_view(std::move(before), next.epoch, replaced));
+    }
+    TM_RETURN_IF_ERROR(g.prepare_switch(*view));
+    TM_RETURN_IF_ERROR(g.prepare_groups(*view));
   }
   return Status::Ok();
 }

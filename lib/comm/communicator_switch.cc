@@ -197,6 +197,17 @@ Result<View> Communicator::fetch_view(uint64_t epoch) {
   return fetch_first_view(*store_, config_.name, config_.nslots, timeout);
 }
 
+Result<std::optional<View>> Communicator::published_view(uint64_t epoch) {
+  auto record = store_->get(view_key(config_.name, epoch), Duration::zero());
+  if (!record.ok() && record.status().code() == TM_ERROR_TIMEOUT) return std::optional<View>();
+  if (!record.ok()) return record.status();
+  TM_ASSIGN_OR_RETURN(View view, parse_view(*record));
+  if (view.epoch != epoch)
+    return error(TM_ERROR_PROTOCOL, "the view published as epoch ", epoch, " says epoch ",
+                 view.epoch);
+  return std::optional<View>(std::move(view));
+}
+
 Status Communicator::publish_view(const View& view) {
   return trainmover::publish_view(*store_, config_.name, view);
 }

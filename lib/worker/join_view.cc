@@ -65,4 +65,12 @@ Result<View> publish_next_view(rendezvous::Store& store, Communicator& comm,
   return view;
 }
 
+Result<View> next_view(rendezvous::Store& store, Communicator& comm,
+                       const std::vector<int>& job_slots, const JoinPlan& plan, Deadline deadline,
+                       const std::function<bool()>& superseded) {
+  TM_ASSIGN_OR_RETURN(std::optional<View> published, comm.published_view(plan.epoch));
+  if (published) return std::move(*published);
+  return publish_next_view(store, comm, job_slots, plan, deadline, superseded);
+}
+
 }  // namespace trainmover::worker

@@ -53,4 +53,12 @@ Result<View> publish_next_view(rendezvous::Store& store, Communicator& comm,
                                const std::vector<int>& job_slots, const JoinPlan& plan,
                                Deadline deadline, const std::function<bool()>& superseded);
 
+// A stayer's view of plan.epoch: the one already published, read in one
+// store call (the joiners publish theirs before the stayers are told to
+// prepare, and an epoch never has two views: view_record.h), or else the
+// one publish_next_view composes.
+Result<View> next_view(rendezvous::Store& store, Communicator& comm,
+                       const std::vector<int>& job_slots, const JoinPlan& plan, Deadline deadline,
+                       const std::function<bool()>& superseded);
+
 }  // namespace trainmover::worker

@@ -137,11 +137,13 @@ Status Worker::prepare(const Order& order) {
     if (live->epoch() != plan.base_epoch)
       return error(TM_ERROR_PROTOCOL, "communicator '", live->config().name, "' is at epoch ",
                    live->epoch(), ", the recovery's base epoch is ", plan.base_epoch);
-    TM_RETURN_IF_ERROR(
-        publish_next_view(*store, *live, c.job_slots, plan, Deadline::after(kStoreWait), {})
-            .status());
-    TM_RETURN_IF_ERROR(
-        api_status(tm_comm_prepare_switch(c.comm, order.epoch), "tm_comm_prepare_switch"));
+    // The view straight to the communicator: tm_comm_prepare_switch would
+    // read it from the store again.
+    TM_ASSIGN_OR_RETURN(
+        View view, next_view(*store, *live, c.job_slots, plan, Deadline::after(kStoreWait), {}));
+    TM_RETURN_IF_ERROR(live->prepare_switch(view).with_context("prepare communicator '" +
+                                                               live->config().name + "'"));
+    TM_RETURN_IF_ERROR(live->prepare_groups(view));
   }
   return Status::Ok();
 }
