@@ -190,6 +190,30 @@ TEST_F(ShmTransportTest, TheLocalSocketAdmitsOnlyTheJob) {
   EXPECT_EQ(ring_mappings(), before) << "a ring was made for a process of another job";
 }
 
+// A frame that arrives before its receive is posted waits in the ring, and
+// the loop sleeps meanwhile: it used to wake on any byte in the ring and spin
+// in epoll_wait(0) until the receive came, on a CPU the peers needed.
+TEST_F(ShmTransportTest, AFrameWaitingForItsReceiveLetsTheLoopSleep) {
+  connect_pair("shm", "shm");
+  Link& a = *ca_.links[0];
+  Link& b = *cb_.links[0];
+  std::vector<std::byte> out(4096, std::byte{42}), in(4096);
+  auto sent = b.post_send(3, out);
+  ASSERT_TRUE(drive([&] { return b.test(sent) != RequestState::kPending; }, *a_, *b_));
+  ASSERT_EQ(b.test(sent), RequestState::kDone);
+  int passes = 0;
+  Deadline idle = Deadline::after(std::chrono::milliseconds(300));
+  while (!idle.expired()) {
+    ASSERT_TRUE(loop_->run_once(std::chrono::milliseconds(100)).ok());
+    ++passes;
+  }
+  EXPECT_LE(passes, 20) << "the loop did not sleep while the frame waited";
+  auto received = a.post_recv(3, in);
+  ASSERT_TRUE(drive([&] { return a.test(received) != RequestState::kPending; }, *a_, *b_));
+  EXPECT_EQ(a.test(received), RequestState::kDone);
+  EXPECT_EQ(in, out);
+}
+
 TEST_F(ShmTransportTest, APeerThatLeavesIsSeenThroughTheSocket) {
   connect_pair("shm", "shm");
   Link& a = *ca_.links[0];
