@@ -177,15 +177,22 @@ Status Communicator::leave() {
   return Status::Ok();
 }
 
+namespace {
+// The view a record published under view_key(name, epoch) holds.
+Result<View> parse_view_of_epoch(const std::string& record, uint64_t epoch) {
+  TM_ASSIGN_OR_RETURN(View view, parse_view(record));
+  if (view.epoch != epoch)
+    return error(TM_ERROR_PROTOCOL, "the view published as epoch ", epoch, " says epoch ",
+                 view.epoch);
+  return view;
+}
+}  // namespace
+
 Result<View> Communicator::fetch_view(uint64_t epoch) {
   Duration timeout = seconds(config_.connect_timeout_s);
   if (epoch > 0) {
     TM_ASSIGN_OR_RETURN(std::string record, store_->get(view_key(config_.name, epoch), timeout));
-    TM_ASSIGN_OR_RETURN(View view, parse_view(record));
-    if (view.epoch != epoch)
-      return error(TM_ERROR_PROTOCOL, "the view published as epoch ", epoch, " says epoch ",
-                   view.epoch);
-    return view;
+    return parse_view_of_epoch(record, epoch);
   }
   // As slot 0 published it (connect()), else from the endpoint records: a
   // slot 0 that died before publishing, or a communicator being created.
@@ -201,10 +208,7 @@ Result<std::optional<View>> Communicator::published_view(uint64_t epoch) {
   auto record = store_->get(view_key(config_.name, epoch), Duration::zero());
   if (!record.ok() && record.status().code() == TM_ERROR_TIMEOUT) return std::optional<View>();
   if (!record.ok()) return record.status();
-  TM_ASSIGN_OR_RETURN(View view, parse_view(*record));
-  if (view.epoch != epoch)
-    return error(TM_ERROR_PROTOCOL, "the view published as epoch ", epoch, " says epoch ",
-                 view.epoch);
+  TM_ASSIGN_OR_RETURN(View view, parse_view_of_epoch(*record, epoch));
   return std::optional<View>(std::move(view));
 }
 
