@@ -112,18 +112,41 @@ const std::vector<int>& FailureListener::codes() {
 
 namespace {
 
-// Registers on_event for `codes` and waits for PMIx's answer (10 s at most).
-Status register_handler(FailureListener::State& state, const std::vector<int>& codes) {
-  std::vector<pmix_status_t> list(codes.begin(), codes.end());
-  pmix_info_t name;
-  PMIX_INFO_LOAD(&name, PMIX_EVENT_HDLR_NAME, "trainmover-failures", PMIX_STRING);
+// PMIx_Register_event_handler hands the codes and the info to its progress
+// thread without copying them, and reads them after the call returns (a CI
+// run under ASan caught a read of a destructed name). Both live as long as the
+// process, so a late read is safe even after our wait has given up.
+const pmix_info_t& handler_name() {
+  static const pmix_info_t name = [] {
+    pmix_info_t info;
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_HDLR_NAME, "trainmover-failures", PMIX_STRING);
+    return info;
+  }();
+  return name;
+}
+
+const std::vector<pmix_status_t>& job_event_codes() {
+  static const std::vector<pmix_status_t> codes(FailureListener::codes().begin(),
+                                                FailureListener::codes().end());
+  return codes;
+}
+
+const std::vector<pmix_status_t>& lost_server_codes() {
+  static const std::vector<pmix_status_t> codes = {PMIX_ERR_LOST_CONNECTION};
+  return codes;
+}
+
+// Registers on_event for `codes` (which live as long as the process, see
+// above) and waits for PMIx's answer (10 s at most).
+Status register_handler(FailureListener::State& state, const std::vector<pmix_status_t>& codes) {
   {
     std::lock_guard lock(state.mutex);
     state.registration_done = false;
   }
-  pmix_status_t rc = PMIx_Register_event_handler(list.data(), list.size(), &name, 1, on_event,
-                                                 on_registered, nullptr);
-  PMIX_INFO_DESTRUCT(&name);
+  // PMIx takes non-const pointers but only reads them.
+  pmix_status_t rc = PMIx_Register_event_handler(
+      const_cast<pmix_status_t*>(codes.data()), codes.size(),
+      const_cast<pmix_info_t*>(&handler_name()), 1, on_event, on_registered, nullptr);
   if (rc != PMIX_SUCCESS)
     return error(TM_ERROR_SYSTEM, "PMIx_Register_event_handler: ", PMIx_Error_string(rc));
   std::unique_lock lock(state.mutex);
@@ -151,11 +174,11 @@ Result<std::unique_ptr<FailureListener>> FailureListener::start(PmixClient& clie
   }
   // Job events need the server's support; Slurm 22.05's refuses them
   // ("SERVER FAILED REQUEST"). The lost server is seen by the client alone.
-  Status job = register_handler(*state, codes());
+  Status job = register_handler(*state, job_event_codes());
   std::string refused;
   if (!job.ok()) {
     refused = job.message();
-    Status local = register_handler(*state, {PMIX_ERR_LOST_CONNECTION});
+    Status local = register_handler(*state, lost_server_codes());
     if (!local.ok()) {
       std::lock_guard registry(g_registry_mutex);
       g_listener.reset();
