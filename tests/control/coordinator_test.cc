@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "control/control_client.h"
@@ -80,7 +81,9 @@ class Cluster {
     envp.push_back(nullptr);
     pid_t pid = -1;
     std::lock_guard<std::mutex> lock(mutex_);
-    EXPECT_EQ(posix_spawn(&pid, TM_CONTROL_PEER, nullptr, nullptr, argv.data(), envp.data()), 0);
+    // Thrown, not returned: a test that went on with pid -1 would kill(-1).
+    if (int rc = posix_spawn(&pid, TM_CONTROL_PEER, nullptr, nullptr, argv.data(), envp.data()))
+      throw std::runtime_error(std::string("cannot run " TM_CONTROL_PEER ": ") + std::strerror(rc));
     children_.insert(pid);
     return pid;
   }
@@ -134,6 +137,20 @@ class Cluster {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ADD_FAILURE() << "the job did not start: " << coordinator_->status().value().dump();
+  }
+  // Waits until `pid` has forked (a --hold-socket peer's holder): the peer
+  // registers before it forks, so a started job does not mean it is held.
+  void wait_forked(pid_t pid) {
+    std::string children =
+        "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+    Deadline deadline = Deadline::after(kWait);
+    while (!deadline.expired()) {
+      std::ifstream in(children);
+      pid_t child = 0;
+      if (in >> child) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ADD_FAILURE() << "process " << pid << " did not fork";
   }
   std::optional<Exit> wait_exit(pid_t pid, Duration timeout = kWait) {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -194,6 +211,7 @@ TEST(Coordinator, KilledRankIsReportedByItsExitAndReplacedFromAReplica) {
   pid_t victim = job.active(1, "--hold-socket");  // only the exit report is immediate
   pid_t standby = job.standby("none");
   job.wait_started(1);
+  job.wait_forked(victim);
   ::kill(victim, SIGKILL);
   auto failed = job.wait_event("slot_failed");
   ASSERT_TRUE(failed);
