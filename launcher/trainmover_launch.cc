@@ -137,11 +137,11 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime,
             runtime.warmup = std::string(v);
             return Status::Ok();
           },
-          "standby warm-up: replay (the ranks record their first steps, standbys replay\n"
+          "standby warm-up: replay (the ranks record their first steps, standbys replay "
           "them in a sandbox; default) or none (cold standbys)")
       .from_env("TRAINMOVER_WARMUP")
       .text("trace-dir", "DIR", runtime.trace_dir,
-            "the job's traces go to DIR, kept (default: a fresh directory under $TMPDIR,\n"
+            "the job's traces go to DIR, kept (default: a fresh directory under $TMPDIR, "
             "removed at the end)")
       .from_env("TRAINMOVER_TRACE_DIR")
       .flag("quiet,q", runtime.quiet, "no status lines (events and the summary still)")

@@ -80,8 +80,10 @@ std::string describe(const po::error& e) {
 }
 
 // Appends `words` to `out`, wrapped at kHelpWidth, continuation lines
-// indented to kHelpColumn; `column` is where the text starts.
-void append_wrapped(std::string& out, const std::string& words, size_t column) {
+// indented to kHelpColumn; `column` is where the text starts. A line break
+// in `words` is a space: only this function decides where lines end.
+void append_wrapped(std::string& out, std::string words, size_t column) {
+  std::replace(words.begin(), words.end(), '\n', ' ');
   size_t at = column;
   bool first = true;
   for (std::string_view word : split(words, ' ')) {

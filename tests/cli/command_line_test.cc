@@ -49,7 +49,7 @@ CommandLine table(Values& v, Operands kind = Operands::kNone) {
       .duration("timeout", "SEC", 1e-3, 3600, v.timeout_s, "how long")
       .from_env("TM_CLI_TEST_TIMEOUT")
       .number("ratio", "R", 0, 1, v.ratio, "how much")
-      .flag("json", v.json, "JSON output")
+      .flag("json", v.json, "JSON output,\nfor programs")
       .integer_list("sizes", "LIST", 1, 100, v.sizes, "which")
       .choice_list("impl", "LIST", {"a", "b", "c"}, v.impls, "whose")
       .operands(kind, "PROGRAM", v.operands);
@@ -174,8 +174,8 @@ TEST(CommandLine, HelpComesFromTheSameTable) {
   std::string help = cl.help();
   for (const char* line :
        {"Usage: prog [OPTIONS]\nA test program.\n", "\n  -n, --count N             how many\n",
-        "\n      --json                JSON output\n", "$TM_CLI_TEST_TIMEOUT when set",
-        "\n  -h, --help                show this help\n"}) {
+        "\n      --json                JSON output, for programs\n",
+        "$TM_CLI_TEST_TIMEOUT when set", "\n  -h, --help                show this help\n"}) {
     EXPECT_NE(help.find(line), std::string::npos) << line << "\nin\n" << help;
   }
   EXPECT_EQ(parse(cl, {"--help"}).exit_code, 0);

@@ -63,7 +63,7 @@ cli::CommandLine collective_command_line(CollectiveOptions& o) {
             o.transport = std::string(text);
             return Status::Ok();
           },
-          "trainmover's links: auto (shared memory: all ranks share this host), tcp\n"
+          "trainmover's links: auto (shared memory: all ranks share this host), tcp "
           "(TCP loopback, as gloo and openmpi-tcp) or shm (default auto)")
       .from_env("TRAINMOVER_TRANSPORT")
       .duration("job-timeout", "SEC", 1e-3, kMaxJobTimeoutS, o.job_timeout_s,
