@@ -31,6 +31,13 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $fault in kill|none) ;; *) echo "run-demo.sh: --fault is kill or none" >&2; exit 2 ;; esac
+for v in dp pp steps slot at every; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || { echo "run-demo.sh: --${v/every/ckpt-every} must be a whole number, not '${!v}'" >&2; exit 2; }
+done
+if [ "$fault" = kill ] && [ "$at" -ge "$steps" ]; then
+  echo "run-demo.sh: --at $at must be below --steps $steps: the kill comes once step $at is logged" >&2
+  exit 2
+fi
 # On a fresh machine: the Debian packages and the build, as the other scripts do.
 if [ "$build" = "$top/build" ]; then
   source "$top/scripts/lib.sh"
@@ -83,7 +90,10 @@ if [ "$fault" = kill ]; then
   victim=$(pid_of_slot "$slot" "$work/faulty.events")
   if [ -z "$victim" ]; then echo "run-demo.sh: no pid for slot $slot" >&2; exit 1; fi
   echo "== kill -9 $victim (slot $slot)"
-  kill -9 "$victim"
+  if ! kill -9 "$victim" 2>/dev/null; then
+    echo "run-demo.sh: slot $slot (pid $victim) had exited before the kill: the job ran past step $at first; give more --steps" >&2
+    exit 1
+  fi
 fi
 status=0
 wait "$job_pid" || status=$?
