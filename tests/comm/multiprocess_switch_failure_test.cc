@@ -129,6 +129,12 @@ TEST(SwitchFailures, TwoSlotsFailTogetherAndTwoStandbysReplaceThem) {
     if (std::find(victims.begin(), victims.end(), who) != victims.end()) {
       Status st = iterate(*comm.value(), 0, kSwitchAt);
       if (!st.ok()) return complain(who, st.message());
+      // Both victims finish their iterations before either dies: a victim
+      // still in its last one could otherwise hear of the other's death (from
+      // a stayer already in the next iteration) and fail instead of dying.
+      int other = who == victims[0] ? victims[1] : victims[0];
+      if (!store->set(str_cat("two/victim_done/", who), "1").ok()) return 4;
+      if (!store->get(str_cat("two/victim_done/", other), std::chrono::seconds(20)).ok()) return 4;
       raise(SIGKILL);
     }
     // A victim dies right after its last iteration, which its neighbours may
