@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cli/command_line.h"
+#include "common/median.h"
 #include "common/parse.h"
 #include "common/str.h"
 #include "job_runner.h"
@@ -25,8 +26,11 @@ struct RecoveryOptions {
   std::vector<int64_t> nranks = {4, 8, 16};
   std::vector<std::string> impls = {"trainmover", "stop-restart", "cold-standby"};
   RecoveryPlan plan;
+  int64_t repeat = 1;
   bool json = false;
 };
+
+using RowKey = std::pair<std::string, int>;  // (way, N)
 
 // The installed layout (every program in one bin directory) or the build
 // tree's (tools/bench/, launcher/, examples/gpt/).
@@ -65,6 +69,9 @@ std::optional<int> parse(int argc, char** argv, RecoveryOptions& o) {
       .integer("d-model", "C", 2, 1024, d_model, "trainmover-gpt --d-model (default 16)")
       .integer("batch", "B", 1, 1024, batch, "trainmover-gpt --batch (default 2)")
       .duration("timeout", "SEC", 1, 3600, p.timeout_s, "limit of each run (default 180)")
+      .integer("repeat", "R", 1, 100, o.repeat,
+               "run every way and N R times, in rounds, and judge the goals on the medians "
+               "(default 1)")
       .text("launcher", "PATH", p.launcher, "trainmover-launch (default: next to this program)")
       .text("trainer", "PATH", p.trainer, "trainmover-gpt (default: next to this program)")
       .flag("json", o.json, "one JSON object per way and N, instead of the table");
@@ -91,19 +98,41 @@ RecoveryImpl impl_of(const std::string& name) {
   return RecoveryImpl::kTrainMover;
 }
 
-void print_table_row(const RecoveryRow& r) {
+void print_table_row(const RecoveryRow& r, std::FILE* out = stdout) {
   const std::string critical =
       r.critical_cpu_s >= 0 ? str_cat(std::lround(r.critical_cpu_s * 1e4) / 1e4) : "-";
-  std::printf("%-13s %4d %10.3f %10.4f %9.3f %9.4f %9.3f %5lld %8.2f %9s %8.3f\n",
-              recovery_impl_name(r.impl), r.nranks, r.downtime_s, r.detection_s, r.switch_s,
-              r.state_transfer_s, r.first_step_s, static_cast<long long>(r.lost_steps), r.cpu_s,
-              critical.c_str(), r.normal_step_s);
+  std::fprintf(out, "%-13s %4d %10.3f %10.4f %9.3f %9.4f %9.3f %5lld %8.2f %9s %8.3f\n",
+               recovery_impl_name(r.impl), r.nranks, r.downtime_s, r.detection_s, r.switch_s,
+               r.state_transfer_s, r.first_step_s, static_cast<long long>(r.lost_steps), r.cpu_s,
+               critical.c_str(), r.normal_step_s);
 }
 
-// The goals, from the rows of this run; on stdout with the table, on stderr
-// with --json (stdout holds only rows there).
-void print_goals(const std::map<std::pair<std::string, int>, RecoveryRow>& rows,
-                 const std::vector<int64_t>& nranks, std::FILE* out) {
+// Each figure's median over the runs of one way and N (a figure that some
+// run lacks, critical_cpu_s of stop-restart, stays -1).
+RecoveryRow median_row(const std::vector<RecoveryRow>& runs) {
+  auto mid = [&](auto field) {
+    std::vector<double> values;
+    for (const RecoveryRow& r : runs) values.push_back(static_cast<double>(r.*field));
+    return median(std::move(values));
+  };
+  RecoveryRow m = runs.front();
+  m.downtime_s = mid(&RecoveryRow::downtime_s);
+  m.detection_s = mid(&RecoveryRow::detection_s);
+  m.switch_s = mid(&RecoveryRow::switch_s);
+  m.state_transfer_s = mid(&RecoveryRow::state_transfer_s);
+  m.first_step_s = mid(&RecoveryRow::first_step_s);
+  m.lost_steps = std::llround(mid(&RecoveryRow::lost_steps));
+  m.cpu_s = mid(&RecoveryRow::cpu_s);
+  m.critical_cpu_s = m.critical_cpu_s >= 0 ? mid(&RecoveryRow::critical_cpu_s) : -1;
+  m.wall_s = mid(&RecoveryRow::wall_s);
+  m.normal_step_s = mid(&RecoveryRow::normal_step_s);
+  return m;
+}
+
+// The goals, from the rows of this run (the medians with --repeat); on
+// stdout with the table, on stderr with --json (stdout holds only rows there).
+void print_goals(const std::map<RowKey, RecoveryRow>& rows, const std::vector<int64_t>& nranks,
+                 std::FILE* out) {
   auto find = [&](const char* impl, int n) -> const RecoveryRow* {
     auto it = rows.find({impl, n});
     return it == rows.end() ? nullptr : &it->second;
@@ -135,36 +164,66 @@ void print_goals(const std::map<std::pair<std::string, int>, RecoveryRow>& rows,
   }
 }
 
+// One run of `impl` at N = n, its row printed as it comes (with --json a
+// JSON object with the critical path's parts and, with --repeat, the round).
+Result<RecoveryRow> run_and_print(const RecoveryOptions& options, const std::string& impl, int n,
+                                  int64_t round) {
+  RecoveryPlan plan = options.plan;
+  plan.impl = impl_of(impl);
+  plan.nranks = n;
+  auto row = run_recovery(plan);
+  if (!row.ok()) {
+    std::fprintf(stderr, "trainmover-bench recovery: %s N=%d: %s\n", impl.c_str(), n,
+                 row.status().message().c_str());
+    return row;
+  }
+  if (options.json) {
+    Json line = row->to_json();
+    line["critical_cpu_parts"] =
+        row->critical_cpu_parts.is_object() ? row->critical_cpu_parts : Json(nullptr);
+    if (options.repeat > 1) line["round"] = round;
+    std::printf("%s\n", json_line(line).c_str());
+  } else {
+    print_table_row(*row);
+  }
+  std::fflush(stdout);
+  return row;
+}
+
+void print_medians(const RecoveryOptions& options, std::map<RowKey, RecoveryRow>& rows,
+                   std::FILE* out) {
+  std::fprintf(out, "# medians of %lld runs:\n", static_cast<long long>(options.repeat));
+  for (int64_t n : options.nranks) {
+    for (const std::string& impl : options.impls) {
+      std::fprintf(out, "# ");
+      print_table_row(rows[{impl, static_cast<int>(n)}], out);
+    }
+  }
+}
+
 }  // namespace
 
 int recovery_main(int argc, char** argv) {
   RecoveryOptions options;
   if (auto exit_code = parse(argc, argv, options)) return *exit_code;
-  std::map<std::pair<std::string, int>, RecoveryRow> rows;
+  std::map<RowKey, std::vector<RecoveryRow>> runs;
   if (!options.json)
     std::printf("%-13s %4s %10s %10s %9s %9s %9s %5s %8s %9s %8s\n", "impl", "N", "downtime_s",
                 "detection", "switch", "state", "first", "lost", "cpu_s", "crit_cpu", "step_s");
-  for (int64_t n : options.nranks) {
-    for (const std::string& impl : options.impls) {
-      RecoveryPlan plan = options.plan;
-      plan.impl = impl_of(impl);
-      plan.nranks = static_cast<int>(n);
-      auto row = run_recovery(plan);
-      if (!row.ok()) {
-        std::fprintf(stderr, "trainmover-bench recovery: %s N=%lld: %s\n", impl.c_str(),
-                     static_cast<long long>(n), row.status().message().c_str());
-        return kExitFailed;
+  for (int64_t round = 1; round <= options.repeat; ++round) {
+    for (int64_t n : options.nranks) {
+      for (const std::string& impl : options.impls) {
+        auto row = run_and_print(options, impl, static_cast<int>(n), round);
+        if (!row.ok()) return kExitFailed;
+        runs[{impl, static_cast<int>(n)}].push_back(*row);
       }
-      if (options.json) {
-        std::printf("%s\n", json_line(row->to_json()).c_str());
-      } else {
-        print_table_row(*row);
-      }
-      std::fflush(stdout);
-      rows[{impl, static_cast<int>(n)}] = *row;
     }
   }
-  print_goals(rows, options.nranks, options.json ? stderr : stdout);
+  std::FILE* out = options.json ? stderr : stdout;
+  std::map<RowKey, RecoveryRow> rows;
+  for (const auto& [key, list] : runs) rows[key] = median_row(list);
+  if (options.repeat > 1) print_medians(options, rows, out);
+  print_goals(rows, options.nranks, out);
   return 0;
 }
 

@@ -179,6 +179,7 @@ Status fill_breakdown(const RecoveryPlan& plan, const std::vector<Json>& events,
   row.state_transfer_s = done->value("state_transfer_s", 0.0);
   row.first_step_s = done->value("first_step_s", 0.0);
   row.critical_cpu_s = done->value("critical_cpu_s", -1.0);
+  if (done->contains("critical_cpu_parts")) row.critical_cpu_parts = (*done)["critical_cpu_parts"];
   return Status::Ok();
 }
 

@@ -57,6 +57,9 @@ struct RecoveryRow {
   // cold-standby): the CPU on the recovery's critical path, as if each
   // process had a core; -1 for stop-restart, which has no coordinator.
   double critical_cpu_s = -1;
+  // Its parts by name (recovery_done.critical_cpu_parts), null without it;
+  // `--json` prints them next to to_json()'s keys.
+  Json critical_cpu_parts;
   double wall_s = 0;  // the window itself: the kill to that first step
   double normal_step_s = 0;
   uint64_t resume_step = 0;

@@ -26,8 +26,8 @@ double number(const Json& o, const char* key) {
 
 TEST(RecoveryProgram, HelpDescribesTheSubcommandAndItsOptions) {
   expect_help_mentions(
-      "recovery", {"--nranks", "--impl", "--steps", "--kill-step", "--checkpoint-every", "--json",
-                   "stop-restart", "cold-standby"});
+      "recovery", {"--nranks", "--impl", "--steps", "--kill-step", "--checkpoint-every", "--repeat",
+                   "--json", "stop-restart", "cold-standby"});
 }
 
 TEST(RecoveryProgram, BadArgumentsExit2NamingTheArgument) {
@@ -36,6 +36,7 @@ TEST(RecoveryProgram, BadArgumentsExit2NamingTheArgument) {
                        {"recovery --impl torchrun", "impl"},
                        {"recovery --steps 50 --kill-step 60", "kill-step"},
                        {"recovery --kill-step 20 --checkpoint-every 30", "checkpoint"},
+                       {"recovery --repeat 0", "repeat"},
                        {"recovery --bogus", "bogus"}});
 }
 
@@ -79,6 +80,33 @@ TEST(RecoveryProgram, SmallRunOfEveryWayHasEveryKeyAndSaneFigures) {
   EXPECT_EQ(measured.value().unexpected.at_gpus, 4);
   EXPECT_EQ(measured.value().unexpected.seconds, number(rows[0], "downtime_s"));
   EXPECT_EQ(measured.value().planned.seconds, measured.value().unexpected.seconds);
+}
+
+TEST(RecoveryProgram, RepeatPrintsEachRunAndJudgesTheGoalsOnMedians) {
+  ToolRun run = bench(
+      "recovery --nranks 4 --impl trainmover --repeat 2 --steps 300 --kill-step 20 "
+      "--checkpoint-every 10 --timeout 120 --json",
+      600);
+  ASSERT_EQ(run.status, 0) << run.all;
+  const std::vector<Json> rows = json_lines(run.out);
+  ASSERT_EQ(rows.size(), 2u) << run.out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(number(rows[i], "round"), static_cast<double>(i + 1)) << json_line(rows[i]);
+    // The critical path's CPU comes with its parts, which add up to it.
+    ASSERT_TRUE(rows[i].contains("critical_cpu_parts")) << json_line(rows[i]);
+    const Json& parts = rows[i]["critical_cpu_parts"];
+    ASSERT_TRUE(parts.is_object()) << json_line(rows[i]);
+    double sum = 0;
+    for (const char* part : {"coordinator", "prepare", "switch", "first_step"}) {
+      EXPECT_GE(number(parts, part), 0) << part << ": " << json_line(rows[i]);
+      sum += number(parts, part);
+    }
+    double total = 0;
+    for (const auto& [name, seconds] : parts.items()) total += seconds.get<double>();
+    EXPECT_NEAR(total, number(rows[i], "critical_cpu_s"), 1e-9) << json_line(rows[i]);
+    EXPECT_LE(sum, total + 1e-9) << json_line(rows[i]);
+  }
+  EXPECT_NE(run.all.find("# medians of 2 runs:"), std::string::npos) << run.all;
 }
 
 }  // namespace
