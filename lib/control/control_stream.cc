@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace trainmover::control {
@@ -22,28 +23,41 @@ Result<size_t> read_some(int fd, void* into, size_t length) {
 
 Status ControlStream::read_available(const Handler& on_message) {
   while (true) {
-    if (!in_payload_) {
-      TM_ASSIGN_OR_RETURN(
-          size_t n, read_some(fd_, header_.data() + header_got_, header_.size() - header_got_));
-      if (n == 0) return Status::Ok();
-      header_got_ += n;
-      if (header_got_ < header_.size()) continue;
-      TM_ASSIGN_OR_RETURN(uint32_t length, parse_frame_header(header_));
-      header_got_ = 0;
-      in_payload_ = true;
-      payload_.assign(length, '\0');
-      payload_got_ = 0;
-    }
-    if (payload_got_ < payload_.size()) {
-      TM_ASSIGN_OR_RETURN(
-          size_t n, read_some(fd_, payload_.data() + payload_got_, payload_.size() - payload_got_));
-      if (n == 0) return Status::Ok();
-      payload_got_ += n;
-      if (payload_got_ < payload_.size()) continue;
-    }
-    in_payload_ = false;
-    on_message(parse_payload(payload_));
+    make_room();
+    TM_ASSIGN_OR_RETURN(size_t n, read_some(fd_, in_.data() + end_, in_.size() - end_));
+    if (n == 0) return Status::Ok();
+    end_ += n;
+    TM_RETURN_IF_ERROR(deliver_frames(on_message));
   }
+}
+
+Status ControlStream::deliver_frames(const Handler& on_message) {
+  while (end_ - begin_ >= kControlHeaderSize) {
+    const auto* header = reinterpret_cast<const std::byte*>(in_.data() + begin_);
+    TM_ASSIGN_OR_RETURN(uint32_t length, parse_frame_header(std::span(header, kControlHeaderSize)));
+    if (end_ - begin_ < kControlHeaderSize + length) break;
+    const std::string_view payload(in_.data() + begin_ + kControlHeaderSize, length);
+    begin_ += kControlHeaderSize + length;
+    on_message(parse_payload(payload));
+  }
+  if (begin_ == end_) begin_ = end_ = 0;
+  return Status::Ok();
+}
+
+void ControlStream::make_room() {
+  size_t need = kControlHeaderSize;  // at least the next header
+  if (end_ - begin_ >= kControlHeaderSize) {
+    const auto* header = reinterpret_cast<const std::byte*>(in_.data() + begin_);
+    // A bad header fails in deliver_frames before it gets here.
+    auto length = parse_frame_header(std::span(header, kControlHeaderSize));
+    if (length.ok()) need += length.value();
+  }
+  if (in_.size() - begin_ >= need && end_ < in_.size()) return;
+  std::copy(in_.begin() + static_cast<ptrdiff_t>(begin_),
+            in_.begin() + static_cast<ptrdiff_t>(end_), in_.begin());
+  end_ -= begin_;
+  begin_ = 0;
+  if (in_.size() < need) in_.resize(need);
 }
 
 void ControlStream::queue(const Message& message) {

@@ -9,7 +9,6 @@
 // Threading: one thread at a time. The fd is borrowed.
 #pragma once
 
-#include <array>
 #include <deque>
 #include <functional>
 #include <vector>
@@ -37,12 +36,19 @@ class ControlStream {
   size_t pending_bytes() const { return pending_bytes_; }
 
  private:
+  // Hands every complete frame in in_[begin_, end_) to `on_message`.
+  Status deliver_frames(const Handler& on_message);
+  // Room after end_ for the rest of the frame that begins at begin_.
+  void make_room();
+
+  // Bytes read, not yet delivered: in_[begin_, end_). One recv takes every
+  // frame that has arrived (a coordinator reads a burst of acks in one call
+  // instead of two recvs per frame); a frame larger than the buffer grows it.
+  static constexpr size_t kReadChunk = size_t{64} << 10;
   int fd_;
-  std::array<std::byte, kControlHeaderSize> header_{};
-  size_t header_got_ = 0;
-  bool in_payload_ = false;
-  std::string payload_;
-  size_t payload_got_ = 0;
+  std::vector<char> in_ = std::vector<char>(kReadChunk);
+  size_t begin_ = 0;
+  size_t end_ = 0;
   std::deque<std::vector<std::byte>> out_;
   size_t out_done_ = 0;
   size_t pending_bytes_ = 0;

@@ -124,6 +124,7 @@ void Coordinator::Impl::check_heartbeats(Clock::time_point now) {
     if (peer.slot >= 0) silent_slots.emplace_back(peer.slot, peer.last_heard);
     if (peer.standby >= 0) silent_standbys.push_back(peer.standby);
   }
+  if (silent_slots.empty() && silent_standbys.empty()) return;  // the common case, every pass
   std::string detail = str_cat("no heartbeat for ", to_seconds(config_.heartbeat_timeout), " s");
   for (auto [slot, last] : silent_slots) slot_failed(slot, "heartbeat", detail, last);
   for (int id : silent_standbys) standby_lost(id, detail);
@@ -131,7 +132,8 @@ void Coordinator::Impl::check_heartbeats(Clock::time_point now) {
 
 void Coordinator::Impl::emit(const std::string& name, json fields) {
   const json& event = events_->record(name, std::move(fields));
-  log(LogLevel::kInfo, "coordinator: ", json_text(event));
+  // Not formatted for a log level that is off: a recovery emits O(N) events.
+  if (log_enabled(LogLevel::kInfo)) log(LogLevel::kInfo, "coordinator: ", json_text(event));
   for (auto& [id, peer] : peers_) {
     if (peer.follow_events) server_->send(id, EventMessage{event});
   }
