@@ -52,13 +52,17 @@ void print_summary(const CommandLine& cl, const Trainer& trainer, const TrainSum
 }
 
 // The training loop's hooks over the worker API.
+// A joiner's warm-up (`spare`, may be empty) keeps the stages of the roles
+// it was not promoted to until its first step is done (the second boundary):
+// freeing them earlier would lengthen the recovery (warmup.h).
 class WorkerHooks final : public StepHooks {
  public:
-  explicit WorkerHooks(tm_worker_t worker) : worker_(worker) {}
+  WorkerHooks(tm_worker_t worker, std::optional<Warmup>& spare) : worker_(worker), spare_(spare) {}
   Result<uint64_t> boundary(uint64_t next_step) override {
     uint64_t run = 0;
     TM_RETURN_IF_ERROR(
         worker_status(tm_worker_step_boundary(worker_, next_step, &run), "step boundary"));
+    if (spare_ && ++boundaries_ == 2) spare_->release_others();
     return run;
   }
   Result<uint64_t> recover(const Status& failure) override {
@@ -71,6 +75,8 @@ class WorkerHooks final : public StepHooks {
 
  private:
   tm_worker_t worker_;
+  std::optional<Warmup>& spare_;
+  int boundaries_ = 0;
 };
 
 tm_result_t rollback(void* context, uint64_t* next_step) {
@@ -109,8 +115,9 @@ Status train(const CommandLine& cl, tm_worker_t worker, std::unique_ptr<StageCom
   TM_RETURN_IF_ERROR(worker_status(tm_worker_kind(worker, &kind), "worker kind"));
   int slot = -1;
   std::unique_ptr<WarmStage> warm;
+  std::optional<Warmup> warmup;
   if (kind == TM_WORKER_STANDBY) {
-    TM_ASSIGN_OR_RETURN(std::optional<Warmup> warmup, warm_up(cl, worker));
+    TM_ASSIGN_OR_RETURN(warmup, warm_up(cl, worker));
     TM_RETURN_IF_ERROR(
         worker_status(tm_worker_wait_promotion(worker, kPromotionWaitS, &slot), "standby"));
     if (warmup) {
@@ -141,7 +148,7 @@ Status train(const CommandLine& cl, tm_worker_t worker, std::unique_ptr<StageCom
     std::fprintf(stderr, "trainmover-gpt: promoted to slot %d, resuming at step %" PRIu64 "\n",
                  held->topology().slot, resume);
   }
-  WorkerHooks hooks(worker);
+  WorkerHooks hooks(worker, warmup);
   TM_ASSIGN_OR_RETURN(TrainSummary summary,
                       trainer->run(kind == TM_WORKER_ALONE ? nullptr : &hooks));
   const Topology& topo = held->topology();

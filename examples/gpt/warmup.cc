@@ -94,8 +94,10 @@ Result<Warmup> Warmup::run(const TrainOptions& options, int dp, int pp,
 Result<std::unique_ptr<WarmStage>> Warmup::take(int slot) {
   auto it = stages_.find(slot / dp_);
   std::unique_ptr<WarmStage> taken;
-  if (it != stages_.end()) taken = std::move(it->second);
-  stages_.clear();  // the other roles' stages: not needed any more
+  if (it != stages_.end()) {
+    taken = std::move(it->second);
+    stages_.erase(it);
+  }
   if (taken) TM_RETURN_IF_ERROR(taken->comm->go_standby(slot));
   return taken;
 }

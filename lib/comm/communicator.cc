@@ -79,6 +79,12 @@ Communicator::Communicator(CommConfig config, JobSecret secret,
       endpoints_(static_cast<size_t>(config_.nslots)),
       barrier_bytes_(static_cast<size_t>(config_.nslots)) {}
 
+namespace {
+bool shared_memory_possible(const std::string& transport_kind) {
+  return transport_kind == "auto" || transport_kind == "shm";
+}
+}  // namespace
+
 Result<std::unique_ptr<Communicator>> Communicator::open(const CommConfig& config) {
   TM_ASSIGN_OR_RETURN(JobSecret secret, JobSecret::from_hex(config.job_secret));
   TM_ASSIGN_OR_RETURN(auto spec, rendezvous::StoreSpec::parse(config.store_address));
@@ -105,6 +111,7 @@ Result<std::unique_ptr<Communicator>> Communicator::create(const CommConfig& con
   if (!comm.ok()) return context(comm.status());
   Status st = comm.value()->connect();
   if (!st.ok()) return context(st);
+  comm.value()->add_spare_ring();  // once the first links have their own rings
   return std::move(comm).value();
 }
 
@@ -136,6 +143,9 @@ Status Communicator::start(uint64_t instance_id) {
   to.handshake_timeout = seconds(config_.connect_timeout_s);
   // A real peer proves the secret in one round trip once connected.
   to.accept_timeout = std::min(to.handshake_timeout, kAcceptTimeout);
+  if (!config_.ring_pool && config_.slot >= 0 && shared_memory_possible(config_.transport))
+    config_.ring_pool = std::make_shared<transport::shm::RingPool>(to.shm_ring_bytes);
+  to.ring_pool = config_.ring_pool;
   TM_ASSIGN_OR_RETURN(auto transport,
                       transport::create_transport(config_.transport, engine_->loop(), secret_, to,
                                                   &peers_, &peers_));
@@ -151,6 +161,19 @@ Status Communicator::start(uint64_t instance_id) {
   // A standby is in no epoch until it joins one.
   log_set_identity(config_.slot, config_.slot < 0 ? -1 : static_cast<int64_t>(kFirstEpoch));
   return Status::Ok();
+}
+
+// An active communicator adds one spare ring to the pool it shares with its
+// groups (start() made it), once its first links are open: a stayer next
+// to a leaver then opens its link to the joiner without making a ring on
+// the recovery's critical path. A standby draws on what its sandbox made; a
+// transport without shared memory has no pool. Only a saving: a ring that
+// cannot be made (no memory, no descriptor) is made when needed, or fails
+// that link then.
+void Communicator::add_spare_ring() {
+  if (!config_.ring_pool || config_.slot < 0) return;
+  Status st = config_.ring_pool->grow(1);
+  if (!st.ok()) log(LogLevel::kWarn, "no spare shared-memory ring: ", st.message());
 }
 
 Status Communicator::connect() {

@@ -128,8 +128,10 @@ class Communicator {
   // its own, in this one's family: it aborts and switches with it. Every
   // slot gets the same error for a bad color (any slot's). On a standby: no
   // collective; the group is a standby, sized from the job's record of the
-  // split, that join_groups() joins.
-  Result<std::unique_ptr<Communicator>> split(int color, int key);
+  // split, that join_groups() joins; `ring_pool`, when given, is the rings
+  // made for its links (else it shares this one's).
+  Result<std::unique_ptr<Communicator>> split(
+      int color, int key, std::shared_ptr<transport::shm::RingPool> ring_pool = nullptr);
   // The parent's switch carried to its groups, each call after this
   // communicator's own (join, prepare_switch, wait_prepared, switchover):
   // each joiner of a group offers its endpoint for the new epoch, and the
@@ -170,6 +172,7 @@ class Communicator {
   Communicator(CommConfig config, JobSecret secret, std::unique_ptr<rendezvous::Store> store);
   static Result<std::unique_ptr<Communicator>> open(const CommConfig& config);
   Status start(uint64_t instance_id);
+  void add_spare_ring();
   Status connect();
   View known_view(const View& next);
   Status leave();
@@ -196,7 +199,8 @@ class Communicator {
   void shut_down();
   CommConfig group_config(uint64_t seq, int color, int slot, int nslots) const;
   std::string split_key(uint64_t seq) const;
-  Result<std::unique_ptr<Communicator>> split_standby(uint64_t seq, int color, int key);
+  Result<std::unique_ptr<Communicator>> split_standby(
+      uint64_t seq, int color, int key, std::shared_ptr<transport::shm::RingPool> ring_pool);
   Status offer_group_endpoint(uint64_t epoch, int slot);
   Result<View> assemble_group_view(View before, uint64_t epoch, const std::vector<int>& replaced);
 

@@ -108,10 +108,11 @@ CommConfig Communicator::group_config(uint64_t seq, int color, int slot, int nsl
   return c;
 }
 
-Result<std::unique_ptr<Communicator>> Communicator::split(int color, int key) {
+Result<std::unique_ptr<Communicator>> Communicator::split(
+    int color, int key, std::shared_ptr<transport::shm::RingPool> ring_pool) {
   if (left_) return check_live();
   const uint64_t seq = splits_++;
-  if (config_.slot < 0) return split_standby(seq, color, key);
+  if (config_.slot < 0) return split_standby(seq, color, key, std::move(ring_pool));
   const int n = config_.nslots;
   const int32_t mine[2] = {color, key};
   std::vector<int32_t> all(static_cast<size_t>(2 * n));
@@ -136,8 +137,8 @@ Result<std::unique_ptr<Communicator>> Communicator::split(int color, int key) {
   return group;
 }
 
-Result<std::unique_ptr<Communicator>> Communicator::split_standby(uint64_t seq, int color,
-                                                                  int key) {
+Result<std::unique_ptr<Communicator>> Communicator::split_standby(
+    uint64_t seq, int color, int key, std::shared_ptr<transport::shm::RingPool> ring_pool) {
   TM_RETURN_IF_ERROR(check_colors({color}));
   if (color == kNoColor) return std::unique_ptr<Communicator>();
   auto text = store_->get(split_key(seq), seconds(config_.connect_timeout_s));
@@ -149,7 +150,9 @@ Result<std::unique_ptr<Communicator>> Communicator::split_standby(uint64_t seq, 
   if (size == 0)
     return error(TM_ERROR_INVALID_ARGUMENT, "standby split #", seq,
                  ": no slot of the job gave color ", color);
-  auto group = create_standby(group_config(seq, color, -1, static_cast<int>(size)));
+  CommConfig c = group_config(seq, color, -1, static_cast<int>(size));
+  if (ring_pool) c.ring_pool = std::move(ring_pool);
+  auto group = create_standby(c);
   if (!group.ok()) return group.status().with_context(str_cat("split #", seq, " color ", color));
   (*group)->membership_ =
       std::make_unique<GroupMembership>(groups_, group->get(), GroupSplit{seq, color, key, {}});

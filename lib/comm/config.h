@@ -15,6 +15,7 @@
 #include "comm/link_counters.h"
 #include "common/status.h"
 #include "trainmover/trainmover.h"
+#include "transport/shm/ring_pool.h"
 
 namespace trainmover {
 
@@ -67,6 +68,12 @@ struct CommConfig {
   // counter of its own. Shared so that the counts outlive the communicator
   // (a rebuild destroys it) and several communicators can add to one.
   std::shared_ptr<LinkCounters> link_counters;
+  // Shared-memory rings made ahead of this communicator's links
+  // (transport/shm/ring_pool.h), shared with its groups; null: an active
+  // communicator makes a pool with a spare ring of its own at start (for
+  // the link to a future joiner), a standby has none (tm_comm_init_sandbox
+  // fills one for a standby that warms up).
+  std::shared_ptr<transport::shm::RingPool> ring_pool;
 
   // `config` as complete_config() takes it.
   static Result<CommConfig> from_c(const tm_config_t& config);

@@ -19,6 +19,10 @@
 
 namespace trainmover::transport {
 
+namespace shm {
+class RingPool;
+}
+
 // What every transport is told (TcpTransport takes it as it is). Fields a
 // kind has no use for are ignored (a shared-memory transport has no socket
 // buffers).
@@ -37,6 +41,9 @@ struct TransportOptions {
   // path (the N=4 recovery took 18-20 ms with 4 MiB, 9-13 ms with 1 MiB), and
   // a ring that stays in cache copies faster (docs/shm-transport.md).
   size_t shm_ring_bytes = size_t{1} << 20;
+  // Rings made ahead of the links (shm/ring_pool.h); null: each link makes
+  // its own. Shared with whoever filled it.
+  std::shared_ptr<shm::RingPool> ring_pool;
   Duration handshake_timeout = std::chrono::seconds(10);
   Duration accept_timeout = std::chrono::seconds(10);
 };

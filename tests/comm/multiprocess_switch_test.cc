@@ -112,11 +112,18 @@ int stayer(const testing::TestJob& job, const Scenario& sc, int slot, const std:
     if (!joiner.ok() || !first.ok()) return complain(slot, "views");
     View next = testing::replace_slot(first.value(), 1, sc.victim, joiner.value());
     size_t before = comm.data_buffer_bytes();
+    // Shared memory: the spare ring made at creation (after the first
+    // links) is what a ring neighbour's link to the joiner takes.
+    const auto& rings = comm.config().ring_pool;
+    if (rings && rings->spare() != 1) return complain(slot, "no spare ring before the switch");
     testing::AllocationWatch watch;
     Status st = comm.prepare_switch(next);
     if (st.ok()) st = comm.wait_prepared();
     if (st.ok()) st = comm.switchover(1);
     if (!st.ok()) return complain(slot, "switch: " + st.message());
+    const bool neighbour = (slot + 1) % kSlots == sc.victim || (sc.victim + 1) % kSlots == slot;
+    if (rings && neighbour && rings->spare() != 0)
+      return complain(slot, "the link to the joiner made a ring instead of taking the spare");
     return check_no_data_buffers(slot, watch.largest(), before, comm.data_buffer_bytes());
   };
   for (int it = 0; it < kIterations; ++it) {

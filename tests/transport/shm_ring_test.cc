@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "transport/shm/ring_pool.h"
 #include "transport/shm/ring_stream.h"
 
 #include <cstdlib>
@@ -213,6 +214,28 @@ TEST_F(PeerRingTest, ThePeersRealRingIsTaken) {
   peer_.reset();  // the peer's process ends: the end of the stream after its bytes
   stream_->on_wakeup();
   EXPECT_EQ(stream_->read(got, sizeof got), 0);
+}
+
+TEST(RingPool, GivesFreshRingsOfItsSizeAndNoneOfAnother) {
+  RingPool pool(size_t{64} << 10);
+  EXPECT_FALSE(pool.take(size_t{64} << 10).has_value()) << "an empty pool gave a ring";
+  ASSERT_TRUE(pool.fill(2).ok());
+  EXPECT_EQ(pool.spare(), 2u);
+  EXPECT_FALSE(pool.take(size_t{128} << 10).has_value()) << "a ring of another size";
+  auto ring = pool.take(size_t{64} << 10);
+  ASSERT_TRUE(ring.has_value());
+  EXPECT_EQ(ring->capacity(), size_t{64} << 10);
+  EXPECT_EQ(ring->head(), 0u);  // never written: like a new one
+  EXPECT_EQ(pool.spare(), 1u);
+  EXPECT_FALSE(RingPool(3).fill(1).ok()) << "a size SharedRing refuses";
+}
+
+TEST(RingPool, GrowRefillsToTheSumOfEveryOwnersWish) {
+  RingPool pool(size_t{64} << 10);
+  ASSERT_TRUE(pool.grow(1).ok());                        // one owner's spare
+  ASSERT_TRUE(pool.take(size_t{64} << 10).has_value());  // another's first link took it
+  ASSERT_TRUE(pool.grow(1).ok());                        // the other owner's spare
+  EXPECT_EQ(pool.spare(), 2u);
 }
 
 }  // namespace

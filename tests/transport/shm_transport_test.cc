@@ -14,6 +14,7 @@
 
 #include "common/event_loop.h"
 #include "common/secret.h"
+#include "transport/shm/ring_pool.h"
 #include "transport/transport_factory.h"
 
 namespace trainmover::transport {
@@ -60,8 +61,10 @@ class ShmTransportTest : public ::testing::Test {
   }
 
   std::unique_ptr<Transport> make(std::string_view kind, int slot, Collector& collector,
-                                  const JobSecret* secret = nullptr) {
+                                  const JobSecret* secret = nullptr,
+                                  std::shared_ptr<shm::RingPool> pool = nullptr) {
     TransportOptions o;
+    o.ring_pool = std::move(pool);
     o.job_id = 7;
     o.comm_id = 1;
     o.slot = slot;
@@ -149,6 +152,30 @@ TEST_F(ShmTransportTest, SameHostPeersLinkThroughSharedMemory) {
   cb_.links.clear();
   EXPECT_EQ(ring_mappings(), before) << "a ring outlived its link";
   EXPECT_EQ(dev_shm_entries(), shm_files) << "a file appeared in /dev/shm";
+}
+
+TEST_F(ShmTransportTest, ALinkTakesItsRingFromThePoolAndMakesNone) {
+  auto pool_a = std::make_shared<shm::RingPool>(TransportOptions{}.shm_ring_bytes);
+  auto pool_b = std::make_shared<shm::RingPool>(TransportOptions{}.shm_ring_bytes);
+  ASSERT_TRUE(pool_a->fill(2).ok());
+  ASSERT_TRUE(pool_b->fill(1).ok());
+  const int before = ring_mappings();  // the pools' three rings included
+  a_ = make("shm", 0, ca_, nullptr, pool_a);
+  b_ = make("shm", 1, cb_, nullptr, pool_b);
+  a_->connect(1, b_->local_endpoint(), 101);
+  ASSERT_TRUE(
+      drive([&] { return (!ca_.links.empty() && !cb_.links.empty()) || !ca_.failures.empty(); },
+            *a_, *b_));
+  ASSERT_TRUE(ca_.failures.empty()) << ca_.failures[0].message();
+  EXPECT_EQ(pool_a->spare(), 1u);
+  EXPECT_EQ(pool_b->spare(), 0u);
+  exchange(1);
+  // Each side's own ring came from its pool; only the peers' were mapped.
+  EXPECT_EQ(ring_mappings(), before + 2);
+  exchange(10 << 20);  // wraps the pooled rings: they started empty
+  ca_.links.clear();
+  cb_.links.clear();
+  EXPECT_EQ(ring_mappings(), before - 2) << "a pooled ring outlived its link";
 }
 
 TEST_F(ShmTransportTest, AutoUsesTcpToAPeerWithoutSharedMemory) {

@@ -33,8 +33,14 @@ struct ByteWithDescriptor {
 };
 }  // namespace
 
-Result<std::unique_ptr<RingStream>> RingStream::create(UniqueFd socket, size_t ring_bytes) {
-  TM_ASSIGN_OR_RETURN(SharedRing out, SharedRing::create(ring_bytes));
+Result<std::unique_ptr<RingStream>> RingStream::create(UniqueFd socket, size_t ring_bytes,
+                                                       RingPool* pool) {
+  std::optional<SharedRing> spare = pool != nullptr ? pool->take(ring_bytes) : std::nullopt;
+  if (!spare) {
+    TM_ASSIGN_OR_RETURN(SharedRing made, SharedRing::create(ring_bytes));
+    spare = std::move(made);
+  }
+  SharedRing out = std::move(*spare);
   ByteWithDescriptor m;
   m.byte = kRingByte;
   cmsghdr* cmsg = CMSG_FIRSTHDR(&m.msg);

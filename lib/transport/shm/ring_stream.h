@@ -19,14 +19,17 @@
 #include "common/unique_fd.h"
 #include "transport/byte_stream.h"
 #include "transport/shm/ring.h"
+#include "transport/shm/ring_pool.h"
 
 namespace trainmover::transport::shm {
 
 class RingStream final : public ByteStream {
  public:
-  // Creates this side's ring of `ring_bytes` and passes it on `socket` (a
-  // connected, non-blocking Unix stream socket, handshake done).
-  static Result<std::unique_ptr<RingStream>> create(UniqueFd socket, size_t ring_bytes);
+  // Creates this side's ring of `ring_bytes`, or takes a spare one from
+  // `pool` (may be null), and passes it on `socket` (a connected,
+  // non-blocking Unix stream socket, handshake done).
+  static Result<std::unique_ptr<RingStream>> create(UniqueFd socket, size_t ring_bytes,
+                                                    RingPool* pool = nullptr);
 
   int fd() const override { return socket_.get(); }
   void on_wakeup() override;

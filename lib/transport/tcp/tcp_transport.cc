@@ -289,8 +289,8 @@ void TcpTransport::finish(Pending& pending) {
 
 Result<std::unique_ptr<ByteStream>> TcpTransport::open_stream(UniqueFd fd, bool local) const {
   if (local) {
-    TM_ASSIGN_OR_RETURN(auto rings,
-                        shm::RingStream::create(std::move(fd), options_.shm_ring_bytes));
+    TM_ASSIGN_OR_RETURN(auto rings, shm::RingStream::create(std::move(fd), options_.shm_ring_bytes,
+                                                            options_.ring_pool.get()));
     return std::unique_ptr<ByteStream>(std::move(rings));
   }
   TM_RETURN_IF_ERROR(set_link_options(fd.get(), LinkSocketOptions{options_.socket_buffer_bytes}));
