@@ -6,6 +6,7 @@
 #include "comm/algorithm.h"
 #include "comm/datatype.h"
 #include "comm/doubling_plan.h"
+#include "comm/halving_plan.h"
 #include "comm/link_wait_op.h"
 #include "comm/ring_plan.h"
 #include "comm/view_record.h"
@@ -350,6 +351,9 @@ Status Communicator::allreduce(const void* sendbuf, void* recvbuf, size_t count,
     case Algorithm::kDoubling:
       plan_allreduce_doubling(plan_, geometry(type), count, op == TM_AVG);
       break;
+    case Algorithm::kHalving:
+      plan_allreduce_halving(plan_, geometry(type), count, op == TM_AVG);
+      break;
   }
   return run_collective(OpKind::kAllreduce, sendbuf, recvbuf, type, op, "allreduce");
 }
@@ -363,22 +367,29 @@ Status Communicator::reduce_scatter(const void* sendbuf, void* recvbuf, size_t r
   }
   TM_RETURN_IF_ERROR(finish_call(check_buffers(sendbuf, recvbuf, recvcount * n, recvcount, type)));
   TM_RETURN_IF_ERROR(finish_call(check_redop(op)));
-  if (algorithm_for(CollectiveKind::kReduceScatter, recvcount * n * datatype_size(type)) ==
-      Algorithm::kDoubling)
-    return reduce_scatter_by_doubling(sendbuf, recvbuf, recvcount, type, op);
+  const Algorithm algorithm =
+      algorithm_for(CollectiveKind::kReduceScatter, recvcount * n * datatype_size(type));
+  if (algorithm != Algorithm::kRing)
+    return reduce_scatter_through_scratch(algorithm, sendbuf, recvbuf, recvcount, type, op);
   plan_reduce_scatter(plan_, geometry(type), recvcount, op == TM_AVG);
   return run_collective(OpKind::kReduceScatter, sendbuf, recvbuf, type, op, "reduce_scatter");
 }
 
-// log2 N exchanges of the whole buffer beat the ring's N - 1 dependent steps
-// while the buffer is small; the scratch holds what the other slots keep.
-Status Communicator::reduce_scatter_by_doubling(const void* sendbuf, void* recvbuf,
-                                                size_t recvcount, tm_datatype_t type,
-                                                tm_redop_t op) {
+// Both leave partial or whole values of the other slots' blocks beside this
+// slot's: the scratch holds them. Recursive doubling's log2 N exchanges of
+// the whole buffer beat the ring's N - 1 dependent steps while the buffer is
+// small; recursive halving's sends what the ring sends in log2 N.
+Status Communicator::reduce_scatter_through_scratch(Algorithm algorithm, const void* sendbuf,
+                                                    void* recvbuf, size_t recvcount,
+                                                    tm_datatype_t type, tm_redop_t op) {
   const size_t esize = datatype_size(type);
   const size_t count = recvcount * static_cast<size_t>(config_.nslots);
   reduce_scatter_scratch_.resize(count * esize);
-  plan_allreduce_doubling(plan_, geometry(type), count, op == TM_AVG);
+  if (algorithm == Algorithm::kHalving) {
+    plan_reduce_scatter_halving(plan_, geometry(type), recvcount, op == TM_AVG);
+  } else {
+    plan_allreduce_doubling(plan_, geometry(type), count, op == TM_AVG);
+  }
   Status st = run_collective(OpKind::kReduceScatter, sendbuf, reduce_scatter_scratch_.data(), type,
                              op, "reduce_scatter");
   if (st.ok() && recvcount > 0) {
@@ -387,8 +398,10 @@ Status Communicator::reduce_scatter_by_doubling(const void* sendbuf, void* recvb
         reduce_scatter_scratch_.data() + static_cast<size_t>(config_.slot) * recvcount * esize,
         recvcount * esize);
   }
-  if (reduce_scatter_scratch_.size() >
-      config_.algorithms.doubling_max(CollectiveKind::kReduceScatter)) {
+  const CollectiveKind kind = CollectiveKind::kReduceScatter;
+  const size_t kept =
+      std::max(config_.algorithms.doubling_max(kind), config_.algorithms.halving_max(kind));
+  if (reduce_scatter_scratch_.size() > kept) {
     reduce_scatter_scratch_.clear();
     reduce_scatter_scratch_.shrink_to_fit();
   }

@@ -190,10 +190,10 @@ class Communicator {
   Algorithm algorithm_for(CollectiveKind kind, size_t bytes) const;
   // Fills plan_ with the allgather the size calls for (also the barrier's).
   void plan_allgather_for(tm_datatype_t type, size_t sendcount, bool in_place);
-  // A small reduce_scatter: recursive doubling's allreduce into
+  // A reduce_scatter by recursive doubling (its allreduce) or halving into
   // reduce_scatter_scratch_, then this slot's block of it.
-  Status reduce_scatter_by_doubling(const void* sendbuf, void* recvbuf, size_t recvcount,
-                                    tm_datatype_t type, tm_redop_t op);
+  Status reduce_scatter_through_scratch(Algorithm algorithm, const void* sendbuf, void* recvbuf,
+                                        size_t recvcount, tm_datatype_t type, tm_redop_t op);
   uint64_t tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const;
   Status finish_call(Status status);
   void shut_down();
@@ -224,8 +224,8 @@ class Communicator {
   std::vector<uint64_t> recvs_from_;
   std::vector<std::optional<Endpoint>> endpoints_;
   std::vector<uint8_t> barrier_bytes_;
-  // The whole reduced buffer of a reduce_scatter run by recursive doubling:
-  // at most the doubling threshold, unless TRAINMOVER_ALGO=doubling forces
+  // The whole buffer of a reduce_scatter run by recursive doubling or halving:
+  // at most the larger of the two thresholds, unless TRAINMOVER_ALGO forces
   // larger ones (then freed after the call).
   std::vector<std::byte> reduce_scatter_scratch_;
   Status last_failure_;

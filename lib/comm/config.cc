@@ -272,7 +272,8 @@ Result<AlgorithmPolicy> algorithm_policy(const tm_config_t& c) {
     auto thresholds = parse_algorithm_thresholds(c.algorithm_thresholds);
     if (!thresholds.ok())
       return thresholds.status().with_context("algorithm_thresholds (TRAINMOVER_ALGO_THRESHOLDS)");
-    policy.doubling_max_bytes = thresholds.value();
+    policy.doubling_max_bytes = thresholds.value().doubling_max_bytes;
+    policy.halving_max_bytes = thresholds.value().halving_max_bytes;
   }
   return policy;
 }

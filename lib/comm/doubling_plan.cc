@@ -3,79 +3,19 @@
 #include <algorithm>
 #include <set>
 
+#include "comm/plan_steps.h"
+
 namespace trainmover {
 namespace {
 
-int largest_power_of_two_at_most(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
-
-struct Segment {
-  size_t offset = 0;
-  size_t count = 0;
-};
-
-std::vector<Segment> segments(size_t count, size_t segment_elems) {
-  std::vector<Segment> out;
-  for (size_t offset = 0; offset < count; offset += segment_elems)
-    out.push_back({offset, std::min(segment_elems, count - offset)});
-  return out;
-}
-
-int64_t last_index(const std::vector<PlanRecv>& v) { return static_cast<int64_t>(v.size()) - 1; }
-int64_t last_index(const std::vector<PlanSend>& v) { return static_cast<int64_t>(v.size()) - 1; }
-
-void add_recv_into_output(CollectivePlan& plan, int peer, size_t offset, size_t count) {
-  PlanRecv recv;
-  recv.action = RecvAction::kIntoOutput;
-  recv.offset = offset;
-  recv.count = count;
-  recv.peer = peer;
-  plan.recvs.push_back(recv);
-}
-
-// A slot of [p, N): its input goes to s - p, the result comes back into output.
-void plan_extra_slot(CollectivePlan& plan, int partner, const std::vector<Segment>& segs) {
-  for (const Segment& sg : segs) {
-    PlanSend send;
-    send.source = PlanBuffer::kInput;
-    send.offset = sg.offset;
-    send.count = sg.count;
-    send.peer = partner;
-    plan.sends.push_back(send);
-  }
-  for (const Segment& sg : segs) add_recv_into_output(plan, partner, sg.offset, sg.count);
-}
-
-// A combine of a segment of output with what `peer` sends; `after_send` is
-// the send of the same segment to that peer, which must have read output.
-void add_combine(CollectivePlan& plan, int slot, int peer, const Segment& sg, int64_t after_send) {
-  PlanRecv recv;
-  recv.action = slot < peer ? RecvAction::kCombineAfterOutput : RecvAction::kCombineBeforeOutput;
-  recv.offset = sg.offset;
-  recv.count = sg.count;
-  recv.peer = peer;
-  recv.after_send = after_send;
-  plan.recvs.push_back(recv);
-}
-
-void add_send_of_output(CollectivePlan& plan, int peer, const Segment& sg, int64_t after_recv) {
-  PlanSend send;
-  send.source = PlanBuffer::kOutput;
-  send.offset = sg.offset;
-  send.count = sg.count;
-  send.after_recv = after_recv;
-  send.peer = peer;
-  plan.sends.push_back(send);
-}
-
-int highest_bit(int x) {
-  int h = 1;
-  while (h * 2 <= x) h *= 2;
-  return h;
-}
+using plan_steps::add_combine;
+using plan_steps::add_recv_into_output;
+using plan_steps::add_send_of_output;
+using plan_steps::largest_power_of_two_at_most;
+using plan_steps::last_index;
+using plan_steps::plan_extra_slot;
+using plan_steps::Segment;
+using plan_steps::segments;
 
 // Output elements [begin, end) to `peer` in segments, once receive
 // `after_recv` (or -1) is done; or from it, when `receive`.
@@ -118,8 +58,8 @@ void plan_broadcast_doubling(CollectivePlan& plan, const PlanGeometry& g, size_t
   }
   if (g.slot == acting && root != acting) receive_all(root);
   const int distance = g.slot ^ acting;
-  if (distance != 0) receive_all(g.slot ^ highest_bit(distance));
-  for (int bit = distance == 0 ? 1 : highest_bit(distance) * 2; bit < p; bit *= 2)
+  if (distance != 0) receive_all(g.slot ^ largest_power_of_two_at_most(distance));
+  for (int bit = distance == 0 ? 1 : largest_power_of_two_at_most(distance) * 2; bit < p; bit *= 2)
     send_all(g.slot ^ bit);
   if (g.slot < r && g.slot + p != root) send_all(g.slot + p);
 }

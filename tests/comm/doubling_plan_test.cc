@@ -1,8 +1,10 @@
-// Tests of recursive doubling (comm/doubling_plan.h) with an in-memory
+// Tests of recursive doubling (comm/doubling_plan.h) and recursive halving
+// (comm/halving_plan.h) with an in-memory
 // simulator: the plans of all slots run together, each pair of slots a FIFO
 // channel per direction, receives applied only once their plan allows it; the
-// results of allreduce, broadcast and allgather are compared bit for bit with
-// serial references written from the documented orders. And the choice of
+// results of allreduce (both algorithms), broadcast and allgather are
+// compared bit for bit with serial references written from the documented
+// orders (recursive halving documents recursive doubling's order). And the choice of
 // algorithm (comm/algorithm.h).
 #include <gtest/gtest.h>
 
@@ -18,6 +20,7 @@
 
 #include "comm/algorithm.h"
 #include "comm/doubling_plan.h"
+#include "comm/halving_plan.h"
 #include "support/plan_values.h"
 
 namespace trainmover {
@@ -45,7 +48,13 @@ float expected(int n, size_t i) {
   return tree(v, 0, p);
 }
 
-enum class Kind { kAllreduce, kBroadcast, kAllgather };
+enum class Kind {
+  kAllreduce,
+  kBroadcast,
+  kAllgather,
+  kAllreduceHalving,
+  kReduceScatterHalving,  // count: recvcount; output: the whole reduced buffer
+};
 
 struct Scenario {
   Kind kind = Kind::kAllreduce;
@@ -55,8 +64,17 @@ struct Scenario {
   bool in_place = false;
   int root = 0;
 
-  size_t output_len() const {
-    return kind == Kind::kAllgather ? count * static_cast<size_t>(n) : count;
+  bool whole_output() const {
+    return kind == Kind::kAllgather || kind == Kind::kReduceScatterHalving;
+  }
+  size_t output_len() const { return whole_output() ? count * static_cast<size_t>(n) : count; }
+  size_t input_len() const {
+    return kind == Kind::kReduceScatterHalving ? count * static_cast<size_t>(n) : count;
+  }
+  // The output elements checked: a reduce_scatter's own block only.
+  std::pair<size_t, size_t> checked(int slot) const {
+    if (kind != Kind::kReduceScatterHalving) return {0, output_len()};
+    return {count * static_cast<size_t>(slot), count * static_cast<size_t>(slot + 1)};
   }
   // In place, allgather's input is the slot's block of output.
   size_t input_at(int slot) const {
@@ -66,6 +84,8 @@ struct Scenario {
     (void)slot;
     switch (kind) {
       case Kind::kAllreduce:
+      case Kind::kAllreduceHalving:
+      case Kind::kReduceScatterHalving:
         return expected(n, i);
       case Kind::kBroadcast:
         return value_of(root, i);
@@ -75,7 +95,8 @@ struct Scenario {
     return 0;
   }
   std::string describe() const {
-    const char* names[] = {"allreduce", "broadcast", "allgather"};
+    const char* names[] = {"allreduce", "broadcast", "allgather", "allreduce-halving",
+                           "reduce_scatter-halving"};
     return std::string(names[static_cast<int>(kind)]) + " n=" + std::to_string(n) +
            " count=" + std::to_string(count) + " segment=" + std::to_string(segment) +
            " root=" + std::to_string(root) + (in_place ? " in-place" : "");
@@ -105,11 +126,17 @@ class Simulator {
         case Kind::kAllgather:
           plan_allgather_doubling(slot.plan, g, sc.count, sc.in_place);
           break;
+        case Kind::kAllreduceHalving:
+          plan_allreduce_halving(slot.plan, g, sc.count, false);
+          break;
+        case Kind::kReduceScatterHalving:
+          plan_reduce_scatter_halving(slot.plan, g, sc.count, false);
+          break;
       }
       const bool has_input = sc.kind != Kind::kBroadcast || s == sc.root;
-      slot.input.assign(sc.count, kPoison);
+      slot.input.assign(sc.input_len(), kPoison);
       if (has_input) {
-        for (size_t i = 0; i < sc.count; ++i) slot.input[i] = value_of(s, i);
+        for (size_t i = 0; i < sc.input_len(); ++i) slot.input[i] = value_of(s, i);
       }
       slot.output.assign(sc.output_len(), kPoison);
       if (sc.in_place && has_input) {
@@ -143,7 +170,7 @@ class Simulator {
 
   void check_results() {
     for (int s = 0; s < n_; ++s) {
-      for (size_t i = 0; i < sc_.output_len(); ++i) {
+      for (size_t i = sc_.checked(s).first; i < sc_.checked(s).second; ++i) {
         float want = sc_.want(s, i);
         ASSERT_EQ(std::bit_cast<uint32_t>(at(s).output[i]), std::bit_cast<uint32_t>(want))
             << "slot " << s << " element " << i << ": " << at(s).output[i] << " want " << want;
@@ -161,7 +188,7 @@ class Simulator {
 
   void copy(Slot& slot, int s) {
     const CollectivePlan& p = slot.plan;
-    ASSERT_LE(p.copy_from + p.copy_count, sc_.count);
+    ASSERT_LE(p.copy_from + p.copy_count, sc_.input_len());
     ASSERT_LE(p.copy_to + p.copy_count, sc_.output_len());
     std::vector<float> tmp(input(slot, s) + p.copy_from,
                            input(slot, s) + p.copy_from + p.copy_count);
@@ -176,7 +203,7 @@ class Simulator {
     EXPECT_TRUE(send.peer >= 0 && send.peer < n_ && send.peer != s) << "slot " << s;
     EXPECT_NE(send.source, PlanBuffer::kStaging);
     EXPECT_LE(send.offset + send.count,
-              send.source == PlanBuffer::kInput ? sc_.count : sc_.output_len());
+              send.source == PlanBuffer::kInput ? sc_.input_len() : sc_.output_len());
     if (::testing::Test::HasFailure()) return false;
     const float* from = send.source == PlanBuffer::kInput ? input(slot, s) : slot.output.data();
     channels_[{s, send.peer}].emplace_back(from + send.offset, from + send.offset + send.count);
@@ -215,7 +242,7 @@ class Simulator {
           out[i] = got[i] + out[i];
           break;
         default:
-          ADD_FAILURE() << "recursive doubling uses no ring action";
+          ADD_FAILURE() << "recursive doubling and halving use no ring action";
           return false;
       }
     }
@@ -229,21 +256,75 @@ class Simulator {
   std::map<std::pair<int, int>, std::deque<std::vector<float>>> channels_;
 };
 
-TEST(DoublingPlan, EverySlotCountAndSegmentMatchesTheDocumentedOrder) {
+void check_every_slot_count_and_segment(Kind kind) {
+  // A reduce_scatter's count is per slot: its buffer is N times as large.
+  const size_t large = kind == Kind::kReduceScatterHalving ? 101 : 1001;
   for (int n = 1; n <= 17; ++n) {
-    for (size_t count : {size_t{0}, size_t{1}, static_cast<size_t>(n) - 1,
-                         static_cast<size_t>(n) + 1, size_t{1001}}) {
+    for (size_t count :
+         {size_t{0}, size_t{1}, static_cast<size_t>(n) - 1, static_cast<size_t>(n) + 1, large}) {
       for (size_t segment : {size_t{1}, size_t{3}, size_t{64}, size_t{4096}}) {
         for (bool in_place : {false, true}) {
-          Scenario sc{Kind::kAllreduce, n, count, segment, in_place, 0};
+          Scenario sc{kind, n, count, segment, in_place, 0};
           SCOPED_TRACE(sc.describe());
           Simulator sim(sc);
           sim.run();
-          if (HasFatalFailure()) return;
+          if (::testing::Test::HasFatalFailure()) return;
           sim.check_results();
-          if (HasFatalFailure()) return;
+          if (::testing::Test::HasFatalFailure()) return;
         }
       }
+    }
+  }
+}
+
+TEST(DoublingPlan, EverySlotCountAndSegmentMatchesTheDocumentedOrder) {
+  check_every_slot_count_and_segment(Kind::kAllreduce);
+}
+
+TEST(HalvingPlan, EverySlotCountAndSegmentMatchesTheDocumentedOrder) {
+  check_every_slot_count_and_segment(Kind::kAllreduceHalving);
+}
+
+TEST(HalvingPlan, ReduceScatterOfEverySlotCountAndSegmentMatchesTheDocumentedOrder) {
+  check_every_slot_count_and_segment(Kind::kReduceScatterHalving);
+}
+
+// A reduce_scatter slot of [0, p) sends every block but its own once (the
+// block of its extra slot included): N - 1 blocks, as on the ring; an extra
+// slot its whole input.
+TEST(HalvingPlan, ReduceScatterSendsWhatTheRingSends) {
+  const size_t recvcount = 64;
+  for (int n : {2, 4, 8, 16, 5, 12}) {
+    int p = 1;
+    while (p * 2 <= n) p *= 2;
+    for (int s = 0; s < n; ++s) {
+      CollectivePlan plan;
+      plan_reduce_scatter_halving(plan, PlanGeometry{n, s, 4096}, recvcount, false);
+      size_t sent = 0;
+      for (const PlanSend& send : plan.sends) sent += send.count;
+      const size_t blocks = s >= p ? static_cast<size_t>(n) : static_cast<size_t>(n - 1);
+      const size_t want = blocks * recvcount;
+      EXPECT_EQ(sent, want) << "n=" << n << " slot " << s;
+    }
+  }
+}
+
+// Each slot of [0, p) sends about 2(p - 1)/p of the buffer, as the ring
+// does (plus the fold's whole buffer), and the halving's parts shrink by
+// half at each bit.
+TEST(HalvingPlan, SendsWhatTheRingSendsNotLog2PBuffers) {
+  const size_t count = 1024;
+  for (int n : {2, 4, 8, 16, 5, 12}) {
+    int p = 1;
+    while (p * 2 <= n) p *= 2;
+    for (int s = 0; s < n; ++s) {
+      CollectivePlan plan;
+      plan_allreduce_halving(plan, PlanGeometry{n, s, 4096}, count, false);
+      size_t sent = 0;
+      for (const PlanSend& send : plan.sends) sent += send.count;
+      const size_t fold = s < n - p || s >= p ? count : 0;
+      const size_t want = s >= p ? count : 2 * count * static_cast<size_t>(p - 1) / p + fold;
+      EXPECT_EQ(sent, want) << "n=" << n << " slot " << s;
     }
   }
 }
@@ -288,12 +369,15 @@ TEST(DoublingPlan, PeersAreTheDocumentedPairsAndMessagesASegment) {
     int log2n = 0;
     while ((2 << log2n) <= n) ++log2n;
     for (int s = 0; s < n; ++s) {
-      for (int kind = 0; kind < 4; ++kind) {
+      for (int kind = 0; kind < 6; ++kind) {
         CollectivePlan plan;
         PlanGeometry g{n, s, 7};
         if (kind == 0) plan_allreduce_doubling(plan, g, 100, false);
+        if (kind == 4) plan_allreduce_halving(plan, g, 100, false);
+        if (kind == 5) plan_reduce_scatter_halving(plan, g, 100, false);
         if (kind == 1) plan_allgather_doubling(plan, g, 100, false);
-        if (kind >= 2) plan_broadcast_doubling(plan, g, 100, kind == 2 ? 0 : n - 1, false);
+        if (kind == 2 || kind == 3)
+          plan_broadcast_doubling(plan, g, 100, kind == 2 ? 0 : n - 1, false);
         std::set<int> peers;
         for (const PlanSend& send : plan.sends) {
           peers.insert(send.peer);
@@ -322,6 +406,19 @@ TEST(DoublingPlan, AverageDividesOnlyTheFinalCombine) {
   for (const PlanRecv& r : plan.recvs) EXPECT_EQ(r.action, RecvAction::kIntoOutput);
 }
 
+TEST(HalvingPlan, AverageDividesEachElementOnceAfterItsLastCombine) {
+  CollectivePlan plan;
+  // Slot 1 of 6 (p = 4): 25 elements split at bit 1 into 12 | 13, slot 1
+  // keeps 13, then at bit 2 into 6 | 7, it keeps 6: one final receive.
+  plan_allreduce_halving(plan, PlanGeometry{6, 1, 10}, 25, true);
+  EXPECT_TRUE(plan.divide_final);
+  size_t final_elements = 0;
+  for (const PlanRecv& r : plan.recvs) final_elements += r.final ? r.count : 0;
+  EXPECT_EQ(final_elements, 6u);
+  plan_allreduce_halving(plan, PlanGeometry{6, 5, 10}, 25, true);  // beyond p = 4
+  for (const PlanRecv& r : plan.recvs) EXPECT_EQ(r.action, RecvAction::kIntoOutput);
+}
+
 TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
   AlgorithmPolicy policy;  // default
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 4096, 4), Algorithm::kDoubling);
@@ -330,10 +427,22 @@ TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
     const auto kind = static_cast<CollectiveKind>(k);
     const size_t max = AlgorithmPolicy::kDefaultDoublingMaxBytes[k];
     EXPECT_EQ(choose_algorithm(policy, kind, max, 4), Algorithm::kDoubling);
-    EXPECT_EQ(choose_algorithm(policy, kind, max + 1, 4), Algorithm::kRing);
+    // Between their two thresholds allreduce and reduce_scatter run
+    // recursive halving.
+    EXPECT_EQ(
+        choose_algorithm(policy, kind, max + 1, 4),
+        AlgorithmPolicy::kDefaultHalvingMaxBytes[k] > max ? Algorithm::kHalving : Algorithm::kRing);
   }
+  const size_t halving_max = AlgorithmPolicy::kDefaultHalvingMaxBytes[0];
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, halving_max, 4),
+            Algorithm::kHalving);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, halving_max + 1, 4),
+            Algorithm::kRing);
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 4096, 1), Algorithm::kRing);
   policy.doubling_max_bytes.fill(0);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 0, 4), Algorithm::kHalving);
+  EXPECT_TRUE(policy.may_use_doubling());  // halving exchanges over the same pairs
+  policy.halving_max_bytes.fill(0);
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllreduce, 0, 4), Algorithm::kRing);
   EXPECT_FALSE(policy.may_use_doubling());
   policy.force = AlgorithmPolicy::Force::kDoubling;
@@ -344,6 +453,17 @@ TEST(Algorithm, ChoiceDependsOnlyOnSizeNAndPolicy) {
             Algorithm::kRing);
   EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kReduceScatter, size_t{1} << 30, 4),
             Algorithm::kDoubling);
+  // Forced halving is the allreduce's and the reduce_scatter's; the other
+  // collectives choose by size.
+  policy = AlgorithmPolicy{};
+  policy.force = AlgorithmPolicy::Force::kHalving;
+  for (auto kind : {CollectiveKind::kAllreduce, CollectiveKind::kReduceScatter}) {
+    EXPECT_EQ(choose_algorithm(policy, kind, 4, 4), Algorithm::kHalving);
+    EXPECT_EQ(choose_algorithm(policy, kind, size_t{1} << 30, 4), Algorithm::kHalving);
+  }
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllgather, 4, 4), Algorithm::kDoubling);
+  EXPECT_EQ(choose_algorithm(policy, CollectiveKind::kAllgather, size_t{1} << 30, 4),
+            Algorithm::kRing);
 }
 
 TEST(Algorithm, ParsesTheVariablesAndNamesWhatIsWrong) {
@@ -351,22 +471,38 @@ TEST(Algorithm, ParsesTheVariablesAndNamesWhatIsWrong) {
   EXPECT_EQ(parse_algorithm_force("auto").value(), AlgorithmPolicy::Force::kNone);
   EXPECT_EQ(parse_algorithm_force("ring").value(), AlgorithmPolicy::Force::kRing);
   EXPECT_EQ(parse_algorithm_force("doubling").value(), AlgorithmPolicy::Force::kDoubling);
+  EXPECT_EQ(parse_algorithm_force("halving").value(), AlgorithmPolicy::Force::kHalving);
   auto bad = parse_algorithm_force("tree");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'tree'"), std::string::npos);
   const size_t k64 = 65536;
-  EXPECT_EQ(parse_algorithm_thresholds("doubling:64K").value(),
-            (DoublingThresholds{k64, k64, k64, k64}));
-  EXPECT_EQ(parse_algorithm_thresholds("doubling:0").value(), (DoublingThresholds{0, 0, 0, 0}));
+  auto doubling = [](const char* text) {
+    return parse_algorithm_thresholds(text).value().doubling_max_bytes;
+  };
+  EXPECT_EQ(doubling("doubling:64K"), (DoublingThresholds{k64, k64, k64, k64}));
+  EXPECT_EQ(doubling("doubling:0"), (DoublingThresholds{0, 0, 0, 0}));
   // Entries apply in order over the defaults.
   DoublingThresholds want = AlgorithmPolicy::kDefaultDoublingMaxBytes;
   want[static_cast<size_t>(CollectiveKind::kBroadcast)] = 4096;
-  EXPECT_EQ(parse_algorithm_thresholds("broadcast:doubling:4K").value(), want);
-  EXPECT_EQ(parse_algorithm_thresholds("doubling:0,reduce_scatter:doubling:1M").value(),
+  EXPECT_EQ(doubling("broadcast:doubling:4K"), want);
+  EXPECT_EQ(doubling("doubling:0,reduce_scatter:doubling:1M"),
             (DoublingThresholds{0, size_t{1} << 20, 0, 0}));
+  EXPECT_EQ(parse_algorithm_thresholds("doubling:0").value().halving_max_bytes,
+            AlgorithmPolicy::kDefaultHalvingMaxBytes);
+  auto halving = parse_algorithm_thresholds("allreduce:halving:2M,doubling:4K");
+  ASSERT_TRUE(halving.ok());
+  HalvingThresholds want_halving = AlgorithmPolicy::kDefaultHalvingMaxBytes;
+  want_halving[0] = size_t{2} << 20;
+  EXPECT_EQ(halving.value().halving_max_bytes, want_halving);
+  EXPECT_EQ(halving.value().doubling_max_bytes, (DoublingThresholds{4096, 4096, 4096, 4096}));
+  EXPECT_EQ(parse_algorithm_thresholds("halving:0").value().halving_max_bytes,
+            (HalvingThresholds{0, 0, 0, 0}));
+  EXPECT_EQ(parse_algorithm_thresholds("reduce_scatter:halving:64K").value().halving_max_bytes[1],
+            65536u);
   for (const char* text : {"", "doubling", "doubling:", "doubling:x", "ring:4K", "doubling:-1",
                            "gather:doubling:4K", "allreduce:ring:4K", "allreduce", "doubling:4K,",
-                           "allreduce:doubling:4K,,broadcast:doubling:0"}) {
+                           "allreduce:doubling:4K,,broadcast:doubling:0", "broadcast:halving:1M",
+                           "allgather:halving:1M", "halving:", "halving"}) {
     EXPECT_FALSE(parse_algorithm_thresholds(text).ok()) << text;
   }
   EXPECT_NE(parse_algorithm_thresholds("gather:doubling:4K").status().message().find("'gather:"),

@@ -178,7 +178,8 @@ TEST_P(CollectiveMatrix, EveryOpAndTypeMatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Slots, CollectiveMatrix,
                          ::testing::Combine(::testing::Range(1, 10),
                                             ::testing::Values(AlgorithmPolicy::Force::kRing,
-                                                              AlgorithmPolicy::Force::kDoubling),
+                                                              AlgorithmPolicy::Force::kDoubling,
+                                                              AlgorithmPolicy::Force::kHalving),
                                             ::testing::Values("tcp", "shm")));
 
 // A large allreduce with the default segment size (many rounds, staging reuse).
@@ -197,11 +198,13 @@ TEST(Collectives, LargeAllreduceDefaultSegments) {
 }
 
 // The same slots served by processes started in another order, on other
-// ports, give bit-identical results: on the ring (a large count) and with
-// recursive doubling (a small one, under the default policy).
+// ports, give bit-identical results under the default policy: on the ring
+// (a large count), with recursive halving (a medium one) and with recursive
+// doubling (a small one).
 TEST(Collectives, ResultsDependOnlyOnSlots) {
   constexpr int n = 5;
-  constexpr size_t kCounts[] = {200003, 1003};
+  constexpr size_t kCounts[] = {(AlgorithmPolicy::kDefaultHalvingMaxBytes[0] / 4) + 3, 200003,
+                                1003};
   testing::TestJob job;
   auto store = rendezvous::TcpStore::connect(job.store_address(), job.secret(), job.job_id(),
                                              std::chrono::seconds(10));
@@ -209,6 +212,8 @@ TEST(Collectives, ResultsDependOnlyOnSlots) {
   ASSERT_EQ(choose_algorithm(AlgorithmPolicy{}, CollectiveKind::kAllreduce, kCounts[0] * 4, n),
             Algorithm::kRing);
   ASSERT_EQ(choose_algorithm(AlgorithmPolicy{}, CollectiveKind::kAllreduce, kCounts[1] * 4, n),
+            Algorithm::kHalving);
+  ASSERT_EQ(choose_algorithm(AlgorithmPolicy{}, CollectiveKind::kAllreduce, kCounts[2] * 4, n),
             Algorithm::kDoubling);
   for (int run = 0; run < 2; ++run) {
     std::vector<pid_t> pids;

@@ -1,4 +1,5 @@
-// The two-phase switch across real processes: a loop of allreduces in which
+// The two-phase switch across real processes: a loop of allreduces (one per
+// algorithm: recursive doubling, recursive halving, the ring) in which
 // the process serving one slot is replaced — the first, a middle and the
 // last slot of the ring, planned (the leaver takes part up to the switch,
 // then leaves) and unexpected (the leaver is killed mid-collective; the
@@ -21,9 +22,13 @@ using testing::complain;
 
 constexpr int kSlots = 4;
 constexpr int kIterations = 6;
-constexpr int kSwitchAt = 3;          // the first iteration of the new epoch
-constexpr size_t kCount = 96 * 1024;  // 384 KiB of float32: several segments
+constexpr int kSwitchAt = 3;  // the first iteration of the new epoch
 constexpr size_t kSegmentBytes = 64 << 10;
+// Each iteration runs one allreduce per algorithm, each of several segments:
+// recursive doubling (up to 256 KiB), halving (up to the 512 KiB this test
+// sets) and the ring.
+constexpr size_t kHalvingMaxBytes = 512 << 10;
+constexpr size_t kCounts[] = {24 * 1024, 96 * 1024, 160 * 1024};
 
 struct Scenario {
   int victim;
@@ -33,6 +38,8 @@ struct Scenario {
 CommConfig config_for(const testing::TestJob& job, int slot, const std::string& name) {
   CommConfig c = job.config(slot, kSlots, name);
   c.segment_bytes = kSegmentBytes;
+  c.algorithms.halving_max_bytes[static_cast<size_t>(CollectiveKind::kAllreduce)] =
+      kHalvingMaxBytes;
   return c;
 }
 
@@ -43,19 +50,23 @@ std::string result_key(const std::string& run, int iteration, int slot) {
 // Runs one iteration and records its hash; with `baseline`, compares to it.
 int iterate(testing::TestJob const& job, rendezvous::Store& store, Communicator& comm, int it,
             const std::string& run, bool baseline, Status* failure) {
-  auto hash = testing::run_iteration(comm, it, kCount);
-  if (!hash.ok()) {
-    *failure = hash.status();
-    return hash.status().code() == TM_ERROR_INTERNAL
-               ? complain(comm.slot(), hash.status().message())
-               : 0;
+  std::string hashes;
+  for (size_t count : kCounts) {
+    auto hash = testing::run_iteration(comm, it, count);
+    if (!hash.ok()) {
+      *failure = hash.status();
+      return hash.status().code() == TM_ERROR_INTERNAL
+                 ? complain(comm.slot(), hash.status().message())
+                 : 0;
+    }
+    hashes += str_cat(hash.value(), "/");
   }
   (void)job;
-  if (!store.set(result_key(run, it, comm.slot()), std::to_string(hash.value())).ok()) return 4;
+  if (!store.set(result_key(run, it, comm.slot()), hashes).ok()) return 4;
   if (!baseline) return 0;
   auto base = store.get(result_key("base", it, comm.slot()), std::chrono::seconds(20));
   if (!base.ok()) return complain(comm.slot(), base.status().message());
-  if (base.value() != std::to_string(hash.value())) {
+  if (base.value() != hashes) {
     return complain(comm.slot(), str_cat("iteration ", it,
                                          " is not bitwise identical to the run without a switch"));
   }
@@ -243,6 +254,17 @@ void run_switch(const Scenario& sc) {
         << (who == kSlots ? "standby" : str_cat("slot ", who)) << ": "
         << exits[static_cast<size_t>(who)].describe();
   }
+}
+
+TEST(PlannedSwitch, EachIterationRunsEveryAllreduceAlgorithm) {
+  testing::TestJob job;
+  const AlgorithmPolicy policy = config_for(job, 0, "policy").algorithms;
+  std::vector<Algorithm> run;
+  for (size_t count : kCounts)
+    run.push_back(
+        choose_algorithm(policy, CollectiveKind::kAllreduce, count * sizeof(float), kSlots));
+  EXPECT_EQ(run,
+            (std::vector<Algorithm>{Algorithm::kDoubling, Algorithm::kHalving, Algorithm::kRing}));
 }
 
 TEST(PlannedSwitch, ReplacesTheFirstSlot) { run_switch({0, true}); }

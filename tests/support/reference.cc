@@ -239,7 +239,8 @@ Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t 
                           uint64_t salt, Algorithm algorithm) {
   std::vector<Bytes> inputs = all_inputs(type, op, nslots, count, salt);
   Bytes out(count * datatype_size(type));
-  if (algorithm == Algorithm::kDoubling) {
+  // Recursive halving documents recursive doubling's order (comm/halving_plan.h).
+  if (algorithm == Algorithm::kDoubling || algorithm == Algorithm::kHalving) {
     for (size_t i = 0; i < count; ++i) put(out, i, doubling_element(inputs, type, op, i));
     return out;
   }
@@ -250,7 +251,8 @@ Bytes reference_allreduce(tm_datatype_t type, tm_redop_t op, int nslots, size_t 
 
 Bytes reference_reduce_scatter(tm_datatype_t type, tm_redop_t op, int nslots, int slot,
                                size_t recvcount, uint64_t salt, Algorithm algorithm) {
-  if (algorithm == Algorithm::kDoubling) {
+  // Recursive halving's reduce_scatter documents recursive doubling's order.
+  if (algorithm == Algorithm::kDoubling || algorithm == Algorithm::kHalving) {
     const size_t esize = datatype_size(type);
     Bytes all = reference_allreduce(type, op, nslots, recvcount * static_cast<size_t>(nslots), salt,
                                     Algorithm::kDoubling);
