@@ -45,17 +45,19 @@ TEST(BenchProgram, BadArgumentsExit2NamingTheArgument) {
 }
 
 // The trainmover rows name the algorithm each size ran (comm/algorithm.h's
-// defaults: recursive doubling up to 512 KiB for allreduce).
+// defaults for allreduce: recursive doubling up to 256 KiB, recursive halving
+// up to 16 MiB, the ring above).
 TEST(BenchProgram, TinyTrainmoverRunPrintsParsableJson) {
   ToolRun run =
-      bench("allreduce --nranks 2 --bytes 4K,1M --iters 2 --rounds 1 --impl trainmover --json");
+      bench("allreduce --nranks 2 --bytes 4K,1M,17M --iters 2 --rounds 1 --impl trainmover --json");
   ASSERT_EQ(run.status, 0) << run.all;
   auto objects = json_lines(run.out);
-  ASSERT_EQ(objects.size(), 2u) << run.all;
+  ASSERT_EQ(objects.size(), 3u) << run.all;
   EXPECT_EQ(json_string(objects[0], "impl"), "trainmover");
   expect_result_keys(objects[0], 2, 4096);
   EXPECT_EQ(json_string(objects[0], "algorithm"), "doubling") << run.all;
-  EXPECT_EQ(json_string(objects[1], "algorithm"), "ring") << run.all;
+  EXPECT_EQ(json_string(objects[1], "algorithm"), "halving") << run.all;
+  EXPECT_EQ(json_string(objects[2], "algorithm"), "ring") << run.all;
   EXPECT_EQ(json_string(objects[0], "transport"), "auto") << run.all;
 }
 
