@@ -25,11 +25,16 @@ class ByteStream {
 
   // The descriptor the link registers with its (edge-triggered) event loop.
   virtual int fd() const = 0;
-  // Called first on every event of fd(), before the link reads and writes:
-  // a stream that signals on fd() out of band (the rings' doorbells) takes
-  // the signals here, so that none is consumed without both directions
-  // being looked at again.
-  virtual void on_wakeup() {}
+  // Called first on every event of fd() with its epoll bits, before the
+  // link reads and writes: a stream that signals on fd() out of band (the
+  // rings' doorbells) takes the signals here, so that none is consumed
+  // without both directions being looked at again; a stream that answers
+  // EAGAIN from what it knows (a socket found drained) asks again.
+  virtual void on_wakeup(uint32_t events) = 0;
+  // The next read() asks the system even if the stream was found drained
+  // and no event has come since: for a link reading what a failed peer sent
+  // last, before it stops listening for events.
+  virtual void look_again() {}
   virtual ssize_t read(std::byte* dst, size_t length) = 0;
   virtual ssize_t write(const iovec* iov, size_t count) = 0;
   // No more writes; the peer reads the end of the stream after what was sent.

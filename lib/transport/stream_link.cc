@@ -117,6 +117,7 @@ void StreamLink::on_send_failed(int errno_value) {
   if (closing_) flushed_ = true;  // nobody is left to write the goodbye to
   log(LogLevel::kDebug, "link to ", options_.peer_name, ": ",
       system_error("send", errno_value).message(), "; reading what it sent before");
+  stream_->look_again();
   read_some();
 }
 
@@ -133,6 +134,7 @@ void StreamLink::salvage_control_frames() {
   if (salvaging_ || failed()) return;
   salvaging_ = true;
   cancel_receives();
+  stream_->look_again();
   read_some();
   salvaging_ = false;
 }
@@ -286,7 +288,7 @@ bool StreamLink::maybe_send_goodbye() {
 }
 
 void StreamLink::on_events(uint32_t events) {
-  stream_->on_wakeup();
+  stream_->on_wakeup(events);
   if (events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) read_some();
   bool room = (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0;
   // Rings announce room with input (the reader's doorbell).

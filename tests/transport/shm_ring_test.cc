@@ -170,7 +170,7 @@ class PeerRingTest : public ::testing::Test {
     ASSERT_EQ(sendmsg(peer_.get(), &msg, MSG_NOSIGNAL), 1);
   }
   void expect_refused() {
-    stream_->on_wakeup();
+    stream_->on_wakeup(EPOLLIN);
     std::byte b[8];
     errno = 0;
     EXPECT_EQ(stream_->read(b, sizeof b), -1);
@@ -207,12 +207,12 @@ TEST_F(PeerRingTest, ThePeersRealRingIsTaken) {
   iovec iov{hello, 3};
   ASSERT_EQ(ring->produce(&iov, 1), 3u);
   send_first('R', ring->fd());
-  stream_->on_wakeup();
+  stream_->on_wakeup(EPOLLIN);
   std::byte got[8];
   ASSERT_EQ(stream_->read(got, sizeof got), 3);
   EXPECT_EQ(std::memcmp(got, hello, 3), 0);
   peer_.reset();  // the peer's process ends: the end of the stream after its bytes
-  stream_->on_wakeup();
+  stream_->on_wakeup(EPOLLIN);
   EXPECT_EQ(stream_->read(got, sizeof got), 0);
 }
 

@@ -136,7 +136,7 @@ class StreamLinkTest : public ::testing::TestWithParam<std::string> {
         done += static_cast<size_t>(n);
       } else {
         loop_->run_once(std::chrono::milliseconds(1)).message();
-        raw_->on_wakeup();
+        raw_->on_wakeup(EPOLLIN);
       }
     }
     ASSERT_EQ(done, bytes.size());

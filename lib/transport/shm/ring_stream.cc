@@ -149,7 +149,7 @@ void RingStream::ring_doorbell() {
 
 // The peer's ring comes first, then doorbells; the link reads and writes
 // after this, so a doorbell taken here is never lost for either direction.
-void RingStream::on_wakeup() {
+void RingStream::on_wakeup(uint32_t /*events*/) {
   if (error_ != 0) return;
   if (!in_.has_value() && !receive_peer_ring()) {
     if (!peer_closed_ && errno != EAGAIN && errno != EWOULDBLOCK) error_ = errno;

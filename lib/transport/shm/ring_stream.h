@@ -32,7 +32,7 @@ class RingStream final : public ByteStream {
                                                     RingPool* pool = nullptr);
 
   int fd() const override { return socket_.get(); }
-  void on_wakeup() override;
+  void on_wakeup(uint32_t events) override;
   ssize_t read(std::byte* dst, size_t length) override;
   ssize_t write(const iovec* iov, size_t count) override;
   void shutdown_write() override;

@@ -2,16 +2,47 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace trainmover::transport::tcp {
 
-ssize_t SocketStream::read(std::byte* dst, size_t length) {
+void SocketStream::on_wakeup(uint32_t events) {
+  drained_ = false;
+  trust_short_reads_ = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0;
+}
+
+ssize_t SocketStream::receive(std::byte* dst, size_t length) {
   while (true) {
     ssize_t n = ::recv(fd_.get(), dst, length, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) drained_ = true;
+    if (n > 0 && static_cast<size_t>(n) < length && trust_short_reads_) drained_ = true;
     return n;
   }
+}
+
+size_t SocketStream::take_buffered(std::byte* dst, size_t length) {
+  size_t n = std::min(length, buffered_end_ - buffered_begin_);
+  std::memcpy(dst, buffer_->data() + buffered_begin_, n);
+  buffered_begin_ += n;
+  return n;
+}
+
+ssize_t SocketStream::read(std::byte* dst, size_t length) {
+  if (buffered_begin_ < buffered_end_) return static_cast<ssize_t>(take_buffered(dst, length));
+  if (drained_ && length > 0) {
+    errno = EAGAIN;
+    return -1;
+  }
+  if (length >= kDirectBytes || length == 0) return receive(dst, length);
+  if (!buffer_) buffer_ = std::make_unique<std::array<std::byte, kBufferBytes>>();
+  ssize_t n = receive(buffer_->data(), buffer_->size());
+  if (n <= 0) return n;
+  buffered_begin_ = 0;
+  buffered_end_ = static_cast<size_t>(n);
+  return static_cast<ssize_t>(take_buffered(dst, length));
 }
 
 ssize_t SocketStream::write(const iovec* iov, size_t count) {
