@@ -7,10 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "transport/tcp/socket_stream.h"
 
