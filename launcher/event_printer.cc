@@ -76,6 +76,10 @@ std::string EventPrinter::describe(const json& e) {
   if (name == "no_standby")
     return str_cat("slot ", i("slot"), " failed and no standby is ready; waiting ", i("waiting_s"),
                    " s for one");
+  if (name == "exit_after_finish")
+    return str_cat("slot ", i("slot"), "'s process ", i("pid"),
+                   " ended after it finished training (", s("detail"),
+                   "): no failure, nothing to recover");
   if (name == "job_stopped") return str_cat("job stopped: ", s("reason"));
   return "";
 }

@@ -89,6 +89,8 @@ class Supervisor {
   void read_output(Rank& rank);
   void read_forwarded_signals();
   void reap();
+  // Runtime mode: a process that failed after it finished training.
+  bool finished_training(const RankResult& rank) const;
   void signal_running(int sig);
   void begin_stop(int sig);
   void check_runtime();
@@ -201,8 +203,9 @@ void Supervisor::reap() {
       options_.on_exit(rank.result.pid, rank.result.exited ? rank.result.exit_code : -1,
                        rank.result.term_signal);
     }
-    if (rank.result.succeeded()) ++result_.finished;
-    bool failed = !rank.result.succeeded() && !rank.result.stopped_by_job;
+    bool finished = rank.result.succeeded() || finished_training(rank.result);
+    if (finished) ++result_.finished;
+    bool failed = !finished && !rank.result.stopped_by_job;
     if (failed && result_.first_failed_rank < 0) result_.first_failed_rank = rank.result.rank;
     if (failed) ++failures;
     if (failed && !options_.recover_failures) begin_stop(SIGTERM);
@@ -211,6 +214,11 @@ void Supervisor::reap() {
       begin_stop(SIGTERM);
   }
   if (options_.recover_failures) start_cold_standbys(failures);
+}
+
+bool Supervisor::finished_training(const RankResult& rank) const {
+  return options_.recover_failures && !rank.succeeded() && options_.finished_training &&
+         options_.finished_training(rank.pid);
 }
 
 void Supervisor::check_runtime() {

@@ -55,6 +55,10 @@ struct LocalJobOptions {
   // Called on the supervisor's thread at once for every child that exits:
   // exit_code when it exited, else -1 and the signal.
   std::function<void(pid_t pid, int exit_code, int signal)> on_exit;
+  // Runtime mode, asked after on_exit for a process that did not exit 0:
+  // whether it had finished training first (told the coordinator so). Such
+  // an exit is no failure, and it counts as the process's finish.
+  std::function<bool(pid_t pid)> finished_training;
   // Polled about every 10 ms: a reason to stop every process (the
   // coordinator gave up on the job), or nullopt.
   std::function<std::optional<std::string>()> stop_reason;
@@ -90,8 +94,9 @@ struct LocalJobResult {
   int forwarded_signal = 0;  // the first signal forwarded, 0 if none
   // The rank that failed first (in the order failures were seen), -1 if none.
   int first_failed_rank = -1;
-  // Runtime mode: processes that exited 0, and the reason the job was
-  // stopped (from stop_reason), if it was.
+  // Runtime mode: processes that exited 0 or had finished training (see
+  // finished_training), and the reason the job was stopped (from
+  // stop_reason), if it was.
   int finished = 0;
   std::optional<std::string> stopped;
 

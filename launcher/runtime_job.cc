@@ -104,6 +104,11 @@ Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
   job.on_exit = [&](pid_t pid, int exit_code, int signal) {
     if (coordinator) coordinator->report_exit(pid, exit_code, signal);
   };
+  job.finished_training = [&](pid_t pid) {
+    if (!coordinator) return false;
+    auto finished = coordinator->finished_training(pid);
+    return finished.ok() && *finished;
+  };
   job.stop_reason = [&]() -> std::optional<std::string> {
     return coordinator ? coordinator->stopped_reason() : std::nullopt;
   };

@@ -11,10 +11,10 @@
 // With --standby (runtime_job.h): the coordinator recovers failed slots.
 //
 // Exit status: 0 when the job finished (every slot's last process exited
-// 0); else the first failing rank's status (128 + signal for a signalled
-// rank) without standbys, 3 with them when the coordinator stopped the job
-// (no standby left); 124 on timeout; 128 + signal after SIGINT/SIGTERM;
-// 2 for bad arguments; 1 when the job cannot be started.
+// 0, or had finished training before it ended); else the first failing rank's status (128 + signal
+// for a signalled rank) without standbys, 3 with them when the coordinator stopped the job (no
+// standby left); 124 on timeout; 128 + signal after SIGINT/SIGTERM; 2 for bad arguments; 1 when the
+// job cannot be started.
 #include <signal.h>
 #include <sys/signalfd.h>
 
@@ -152,8 +152,9 @@ std::optional<int> parse_args(int argc, char** argv, RuntimeJobOptions& runtime,
           "trainmover-launch --slurm-task (see trainmover-launch --slurm-task --help).\n"
           "\n"
           "Exit status: 0 if the job finished (with --standby: every slot's last\n"
-          "process exited 0); without --standby the status of the first rank that\n"
-          "failed (128+N if killed by signal N); with --standby 3 if the\n"
+          "process exited 0 or had finished training); without --standby the\n"
+          "status of the first rank that failed (128+N if killed by signal N);\n"
+          "with --standby 3 if the\n"
           "coordinator stopped the job; 124 on timeout; 128+N after signal N;\n"
           "2 on bad arguments; 1 if the job could not be started.\n"
           "\n"

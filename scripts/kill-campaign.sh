@@ -210,6 +210,8 @@ run_job() {
     # Not in the last steps: a fault during the final hash fails the job
     # (docs/runtime.md), and a finished job refuses a migration.
     [ "$now" -le $((steps - 3)) ] || break
+    # The log lags the ranks on a loaded machine: a slot may have finished.
+    [ "$(count slot_finished "$dir")" -eq 0 ] || break
     inject "$kind" "$slot" "$dir" || break
     slots+=("$slot") at+=("$now") point+=("$delay")
     wait_until "$dir" recoveries_done "$dir" "$i" || break
@@ -232,6 +234,13 @@ run_job() {
     # The job finished before the last migration could hold the ranks: the
     # coordinator cancelled it; no trial.
     echo "== job $job: the last migration was cancelled (the job finished first); not counted"
+    unset 'slots[-1]' 'at[-1]' 'point[-1]'
+  fi
+  if [ "$(count exit_after_finish "$dir")" -gt 0 ] && [ ${#slots[@]} -gt 0 ] &&
+    [ -z "$(nth_done "$dir" ${#slots[@]})" ]; then
+    # The last kill still came after its slot had finished training: no
+    # failure (tm_worker_finish), nothing to recover; no trial.
+    echo "== job $job: the last kill came after its slot finished training; not counted"
     unset 'slots[-1]' 'at[-1]' 'point[-1]'
   fi
   local failed_here=0

@@ -525,7 +525,8 @@ tm_result_t tm_worker_wait_promotion(tm_worker_t worker, double timeout_s, int* 
  * joins them to the job, receives the state, switches over; *resume_step is
  * the step its buffers now hold. Afterwards the process is an active rank. */
 tm_result_t tm_worker_join(tm_worker_t worker, uint64_t* resume_step);
-/* Training finished: tells the coordinator, so the exit is no failure. */
+/* Training finished: tells the coordinator, so the exit that follows is no
+ * failure however it ends (a kill included): nothing is recovered for it. */
 tm_result_t tm_worker_finish(tm_worker_t worker);
 
 /* Names and details of errors. */

@@ -396,12 +396,20 @@ void Coordinator::Impl::fence(ConnectionId id, const std::string& reason) {
 void Coordinator::Impl::slot_failed(int slot, const std::string& source, const std::string& detail,
                                     Clock::time_point failed_at) {
   if (!membership_.served(slot)) return;  // already known: a second source of one failure
+  const ProcessId process = *membership_.slot(slot).process;
+  // A process that said goodbye has run all its steps: its exit, however it
+  // ended, is no failure (tm_worker_finish), and there is nothing to recover.
+  if (finished_pids_.contains(process.pid))
+    return emit("exit_after_finish", {{"slot", slot},
+                                      {"source", source},
+                                      {"detail", detail},
+                                      {"pid", process.pid},
+                                      {"host", process.host}});
   Clock::time_point now = Clock::now();
   // The recovery under way already replaces this slot (a migration whose
   // leaver died) unless it has switched, and the slot's new process failed.
   bool covered =
       recovery_ && recovery_->seat_of_slot(slot) && recovery_->state != RecoveryState::kFirstStep;
-  const ProcessId process = *membership_.slot(slot).process;
   emit("slot_failed", {{"slot", slot},
                        {"source", source},
                        {"detail", detail},
@@ -527,6 +535,12 @@ Status Coordinator::migrate(int slot, Duration timeout) {
     return true;
   });
   return r.status();
+}
+
+Result<bool> Coordinator::finished_training(pid_t pid, Duration timeout) {
+  return call_on_loop<bool>(*impl_, timeout, [impl = impl_.get(), pid]() -> Result<bool> {
+    return impl->finished_training(pid);
+  });
 }
 
 Result<json> Coordinator::status(Duration timeout) {

@@ -71,6 +71,7 @@ class Coordinator::Impl {
   void handle_exit(pid_t pid, int exit_code, int signal, const std::string& host = {});
   Status request_migration(int slot);
   nlohmann::json status_json() const;
+  bool finished_training(pid_t pid) const { return finished_pids_.contains(pid); }
   std::vector<nlohmann::json> event_list() const;
 
  private:
@@ -179,8 +180,9 @@ class Coordinator::Impl {
   std::optional<Recovery> recovery_;
   std::deque<PendingRecovery> pending_;
   std::map<int, Suspect> suspects_;  // slot -> the latest report naming it
-  // Processes that said goodbye: their exit with status 0 is no failure,
-  // even when their connection closed before the exit report came.
+  // Processes that said goodbye: their exit, however it ends, is no failure
+  // (with status 0 not even an event), even when their connection closed
+  // before the exit report came.
   std::set<pid_t> finished_pids_;
   uint64_t next_order_id_ = 1;
   uint64_t next_recovery_id_ = 1;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "api/comm_handle.h"
 #include "common/log.h"
@@ -33,7 +34,9 @@ std::string host_name() {
 // otherwise about a millisecond, so that a test can kill a process inside
 // it: TRAINMOVER_TEST_DONOR_DELAY, seconds a donor waits before it sends
 // its state; TRAINMOVER_TEST_JOINER_SWITCH_DELAY, seconds a joiner waits
-// before it carries out its switch order (the stayers switch meanwhile).
+// before it carries out its switch order (the stayers switch meanwhile);
+// TRAINMOVER_TEST_EXIT_DELAY, seconds a rank lingers in tm_worker_finish
+// after its goodbye was handled (its exit then is no failure).
 Result<Duration> test_delay_from_env(const char* name) {
   auto text = get_env(name);
   if (!text || text->empty()) return Duration::zero();
@@ -79,6 +82,7 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   TM_ASSIGN_OR_RETURN(w->donor_delay_, test_delay_from_env("TRAINMOVER_TEST_DONOR_DELAY"));
   TM_ASSIGN_OR_RETURN(w->joiner_switch_delay_,
                       test_delay_from_env("TRAINMOVER_TEST_JOINER_SWITCH_DELAY"));
+  TM_ASSIGN_OR_RETURN(w->exit_delay_, test_delay_from_env("TRAINMOVER_TEST_EXIT_DELAY"));
   w->secret_ = secret;
   w->job_id_ = config.job_id;
   w->store_address_ = config.store_address;
@@ -502,8 +506,10 @@ Status Worker::finish() {
   while (true) {
     auto m = client_->next(deadline.remaining());
     if (!m.ok()) return m.status().with_context("saying goodbye to the coordinator");
-    if (std::holds_alternative<control::StatusReply>(*m)) return Status::Ok();
+    if (std::holds_alternative<control::StatusReply>(*m)) break;
   }
+  if (exit_delay_ > Duration::zero()) std::this_thread::sleep_for(exit_delay_);
+  return Status::Ok();
 }
 
 }  // namespace trainmover::worker

@@ -141,6 +141,7 @@ class Worker {
   std::unique_ptr<PmixFailures> pmix_failures_;      // TRAINMOVER_PMIX_EVENTS=1
   Duration donor_delay_ = Duration::zero();          // TRAINMOVER_TEST_DONOR_DELAY
   Duration joiner_switch_delay_ = Duration::zero();  // TRAINMOVER_TEST_JOINER_SWITCH_DELAY
+  Duration exit_delay_ = Duration::zero();           // TRAINMOVER_TEST_EXIT_DELAY
   int slot_ = -1;
   uint64_t job_id_ = 0;
   std::optional<JobSecret> secret_;

@@ -48,6 +48,7 @@ struct Flags {
   bool hold_socket = false;
   uint64_t checkpoint = 1;
   int drain_late_ms = 0;
+  uint64_t goodbye_at = 0;  // says goodbye (training finished) at this step, then idles
 };
 
 Flags parse_flags(int argc, char** argv, int from) {
@@ -62,6 +63,7 @@ Flags parse_flags(int argc, char** argv, int from) {
     if (a == "--hold-socket") f.hold_socket = true;
     if (a.rfind("--checkpoint=", 0) == 0) f.checkpoint = std::stoull(a.substr(13));
     if (a.rfind("--drain-late-ms=", 0) == 0) f.drain_late_ms = std::stoi(a.substr(16));
+    if (a.rfind("--goodbye-at=", 0) == 0) f.goodbye_at = std::stoull(a.substr(13));
   }
   return f;
 }
@@ -97,6 +99,10 @@ int serve(ControlClient& client, Flags flags, bool serving) {  // a copy: --fail
     if (serving && now >= next_step) {
       client.set_step(++step);
       next_step = now + std::chrono::milliseconds(20);
+      if (step == flags.goodbye_at) {
+        serving = false;
+        if (!client.send(Goodbye{"training finished"}).ok()) return 4;
+      }
     }
     if (late_drain && now >= late_at) {
       Ack ack;

@@ -236,6 +236,31 @@ TEST(Coordinator, KilledRankIsReportedByItsExitAndReplacedFromAReplica) {
   EXPECT_TRUE(status["standbys"].empty());
 }
 
+// tm_worker_finish's contract: once a rank said goodbye, its exit is no
+// failure however it ends (a kill on its way out), and nothing is recovered:
+// the job's other ranks are past their last collective.
+TEST(Coordinator, KillAfterGoodbyeIsNoFailureAndStartsNoRecovery) {
+  Cluster job(2, 1);
+  pid_t finisher = job.active(0, "--goodbye-at=3");
+  job.active(1);
+  job.standby("none");
+  job.wait_started(1);
+  ASSERT_TRUE(job.wait_event("slot_finished"));
+  ::kill(finisher, SIGKILL);
+  auto ended = job.wait_event("exit_after_finish");
+  ASSERT_TRUE(ended);
+  EXPECT_EQ((*ended)["slot"], 0);
+  EXPECT_EQ((*ended)["pid"], finisher);
+  EXPECT_EQ((*ended)["detail"], "exit by signal 9");
+  auto finished = job.coordinator().finished_training(finisher);
+  ASSERT_TRUE(finished.ok());
+  EXPECT_TRUE(*finished);
+  EXPECT_EQ(job.count_events("slot_failed"), 0);
+  EXPECT_EQ(job.count_events("recovery_started"), 0);
+  EXPECT_EQ(pid_of_slot(job.coordinator(), 0), finisher);
+  EXPECT_EQ(job.coordinator().status().value()["standbys"].size(), 1u);
+}
+
 TEST(Coordinator, SilentRankIsDetectedByHeartbeatAndFencedWhenItResumes) {
   Cluster job(2, 1);
   pid_t paused = job.active(0);
