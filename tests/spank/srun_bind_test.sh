@@ -27,8 +27,8 @@ env_of() { tr '\0' '\n' <"/proc/$1/environ" | sed -n "s/^$2=//p"; }
 
 # Long enough that the trainer still runs while its environment and sockets
 # are read (with 40 steps it had once exited by then, in CI).
-step -N2 -n2 --mpi=none -- --dp 2 --steps 1000 &
-step_pid=$!
+start_step -N2 -n2 --mpi=none -- --dp 2 --steps 1000
+step_pid=$srun_pid
 wait_line "$err" "trainmover-gpt: step 5/" "the job never reached step 5"
 srun_pid=$(descendant "$step_pid" srun) || fail "no srun below pid $step_pid"
 trainer=$(pid_of_slot 0)

@@ -26,16 +26,14 @@ migrated() {
     "hash as failure-free"
 }
 
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 15/" "the job never reached step 15"
 scontrol update nodename=n2 state=drain reason=tm-test || fail "scontrol drain"
 migrated "drain"
 grep -q "trainmover: node n2 drained (tm-test)" "$err" || fail "srun did not name the drain"
 scontrol update nodename=n2 state=resume || fail "scontrol resume"
 
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 15/" "the job never reached step 15"
 scontrol create reservation reservationname=tm_maint flags=maint,ignore_jobs nodes=n2 \
   starttime=now+5minutes duration=10 users=root >/dev/null || fail "scontrol create reservation"

@@ -10,8 +10,7 @@ source "$(cd "$(dirname "$0")" && pwd)/trainmover_lib.sh"
 gpt_args=(--dp 2 --steps 200)
 reference "${gpt_args[@]}"
 
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 20/" "the job never reached step 20"
 grep -q '"slot":1,.*"host":"n2"\|"host":"n2".*"slot":1[,}]' "$events" || fail "slot 1 is not on n2"
 # Every process of node n2: those in its slurmd's mount namespace.

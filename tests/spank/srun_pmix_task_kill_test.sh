@@ -17,8 +17,7 @@ reference "${gpt_args[@]}"
 
 env_of() { tr '\0' '\n' <"/proc/$1/environ" | sed -n "s/^$2=//p"; }
 
-step -N2 -n2 --mpi=pmix -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N2 -n2 --mpi=pmix -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 5/" "pmix, no standby: the job never reached step 5"
 trainer=$(pid_of_slot 0)
 [ -n "$trainer" ] || fail "no pid for slot 0"
@@ -30,8 +29,7 @@ wait "$srun_pid" || status=$?
 [ "$status" -eq 0 ] || fail "pmix, no standby: srun exit status $status"
 [ "$(hash_of)" = "$ref_hash" ] || fail "pmix, no standby: hash $(hash_of), failure-free $ref_hash"
 
-step -N3 -n3 --mpi=pmix --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --mpi=pmix --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 20/" "the job never reached step 20"
 victim=$(pid_of_slot 1)
 [ -n "$victim" ] || fail "no pid for slot 1"

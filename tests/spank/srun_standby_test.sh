@@ -15,8 +15,7 @@ gpt_args=(--dp 2 --steps 100)
 reference "${gpt_args[@]}"
 
 # 1. The standby lost before use.
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 10/" "the job never reached step 10"
 standby=$(grep '"event":"standby_registered"' "$events" | head -n 1 | sed 's/.*"pid":\([0-9]*\).*/\1/')
 [ -n "$standby" ] || fail "no standby registered"
@@ -31,8 +30,7 @@ echo "standby lost before use: seen ($(field standby_lost detail)); job finished
 
 # 2. The last standby used, then another rank killed.
 export TRAINMOVER_STANDBY_WAIT=2
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 10/" "the job never reached step 10"
 kill -KILL "$(pid_of_slot 1)"
 wait_line "$events" '"event":"recovery_done"' "slot 1 was not recovered"

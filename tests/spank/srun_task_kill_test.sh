@@ -8,8 +8,7 @@ source "$(cd "$(dirname "$0")" && pwd)/trainmover_lib.sh"
 gpt_args=(--dp 2 --steps 60)
 reference "${gpt_args[@]}"
 
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 20/" "the job never reached step 20"
 victim=$(pid_of_slot 1)
 [ -n "$victim" ] || fail "no pid for slot 1"
@@ -31,8 +30,7 @@ echo "task kill: slot 1 recovered (by $source; detection $(field recovery_done d
 # standby takes the slot and the job finishes with the same hash. srun's
 # status is then that of the killed task (137): Slurm counts a task killed
 # by a signal, whatever the job did about it (documented).
-step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}" &
-srun_pid=$!
+start_step -N3 -n3 --trainmover-standby=1 -- "${gpt_args[@]}"
 wait_line "$err" "trainmover-gpt: step 20/" "the job never reached step 20"
 trainer=$(pid_of_slot 1)
 launcher=$(awk '{ print $4 }' "/proc/$trainer/stat")

@@ -41,6 +41,16 @@ step() {
     "${srun_args[@]}" "$gpt" --log-every 1 --print-hash "$@" >"$out" 2>"$err"
 }
 
+# start_step SRUN-ARGS -- GPT-ARGS: step in the background, its pid in
+# $srun_pid. The previous step's files go first, here: removed in the
+# background job they could still be read by the test's next wait (a step
+# of an earlier run's output, then "no pid for slot 1", seen in CI).
+start_step() {
+  rm -f "$events" "$out" "$err"
+  step "$@" &
+  srun_pid=$!
+}
+
 # The final parameter hash of the run (every slot prints the same).
 hash_of() { sed -n 's/^param-hash //p' "$out" | sort -u; }
 
