@@ -18,9 +18,6 @@ namespace trainmover {
 namespace {
 
 constexpr size_t kMaxOutstanding = 256;
-// Large messages go in frames of this size: it bounds what a cancelled
-// frame's rescue copy (StreamLink::cancel_pending) can cost.
-constexpr size_t kMaxP2PFrame = size_t{4} << 20;
 constexpr Duration kFlushTimeout = std::chrono::milliseconds(500);
 constexpr Duration kAcceptTimeout = std::chrono::seconds(10);
 
@@ -74,7 +71,7 @@ Communicator::Communicator(CommConfig config, JobSecret secret,
       collective_op_(peers_, staging_, seconds(config_.timeout_s),
                      grace_for(seconds(config_.timeout_s)), kMaxOutstanding),
       p2p_op_(peers_, seconds(config_.timeout_s), grace_for(seconds(config_.timeout_s)),
-              seconds(config_.connect_timeout_s), kMaxP2PFrame),
+              seconds(config_.connect_timeout_s), kMaxP2PFrameBytes),
       sends_to_(static_cast<size_t>(config_.nslots)),
       recvs_from_(static_cast<size_t>(config_.nslots)),
       endpoints_(static_cast<size_t>(config_.nslots)),
@@ -139,7 +136,7 @@ Status Communicator::start(uint64_t instance_id) {
   to.instance_id = instance_id;
   to.listen_host = host;
   to.socket_buffer_bytes = config_.socket_buffer_bytes;
-  to.max_frame_bytes = std::max(config_.segment_bytes, kMaxP2PFrame);
+  to.max_frame_bytes = std::max(config_.segment_bytes, kMaxP2PFrameBytes);
   to.max_outstanding = kMaxOutstanding;
   to.handshake_timeout = seconds(config_.connect_timeout_s);
   // A real peer proves the secret in one round trip once connected.
@@ -297,18 +294,26 @@ Algorithm Communicator::algorithm_for(CollectiveKind kind, size_t bytes) const {
 void Communicator::plan_allgather_for(tm_datatype_t type, size_t sendcount, bool in_place) {
   const size_t output_bytes = sendcount * static_cast<size_t>(config_.nslots) * datatype_size(type);
   if (algorithm_for(CollectiveKind::kAllgather, output_bytes) == Algorithm::kRing) {
-    plan_allgather(plan_, geometry(type), sendcount, in_place);
+    plan_allgather(plan_, allgather_geometry(type), sendcount, in_place);
   } else {
     plan_allgather_doubling(plan_, geometry(type), sendcount, in_place);
   }
 }
 
-PlanGeometry Communicator::geometry(tm_datatype_t type) const {
+PlanGeometry Communicator::geometry(tm_datatype_t type, size_t segment_bytes) const {
   PlanGeometry g;
   g.nslots = config_.nslots;
   g.slot = config_.slot;
-  g.segment_elems = std::max<size_t>(1, config_.segment_bytes / datatype_size(type));
+  g.segment_elems = std::max<size_t>(1, segment_bytes / datatype_size(type));
   return g;
+}
+
+PlanGeometry Communicator::geometry(tm_datatype_t type) const {
+  return geometry(type, config_.segment_bytes);
+}
+
+PlanGeometry Communicator::allgather_geometry(tm_datatype_t type) const {
+  return geometry(type, copy_segment_bytes(config_));
 }
 
 uint64_t Communicator::tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const {
@@ -431,8 +436,10 @@ Status Communicator::broadcast(const void* sendbuf, void* recvbuf, size_t count,
   }
   const void* in = config_.slot == root ? sendbuf : recvbuf;
   TM_RETURN_IF_ERROR(finish_call(check_buffers(in, recvbuf, count, count, type)));
-  if (algorithm_for(CollectiveKind::kBroadcast, count * datatype_size(type)) == Algorithm::kRing) {
-    plan_broadcast(plan_, geometry(type), count, root, in == recvbuf);
+  const size_t bytes = count * datatype_size(type);
+  if (algorithm_for(CollectiveKind::kBroadcast, bytes) == Algorithm::kRing) {
+    plan_broadcast(plan_, geometry(type, broadcast_segment_bytes(config_, bytes)), count, root,
+                   in == recvbuf);
   } else {
     plan_broadcast_doubling(plan_, geometry(type), count, root, in == recvbuf);
   }

@@ -185,7 +185,10 @@ class Communicator {
                         const char* name);
   Status run_p2p(bool is_send, void* buf, size_t count, tm_datatype_t type, int peer);
   Result<Endpoint> endpoint_of(int slot);
-  PlanGeometry geometry(tm_datatype_t type) const;
+  PlanGeometry geometry(tm_datatype_t type, size_t segment_bytes) const;
+  PlanGeometry geometry(tm_datatype_t type) const;  // config_.segment_bytes
+  // The ring's allgather: copy_segment_bytes(config_).
+  PlanGeometry allgather_geometry(tm_datatype_t type) const;
   // The algorithm of a call of `kind` whose larger buffer has `bytes` bytes.
   Algorithm algorithm_for(CollectiveKind kind, size_t bytes) const;
   // Fills plan_ with the allgather the size calls for (also the barrier's).

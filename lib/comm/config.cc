@@ -1,5 +1,6 @@
 #include "comm/config.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -127,7 +128,10 @@ const std::vector<EnvVar>& env_table() {
          TM_ASSIGN_OR_RETURN(c.heartbeat_interval_s, seconds_value(v, kMaxHeartbeatSeconds));
          return Status::Ok();
        }},
-      {"TRAINMOVER_SEGMENT_BYTES", "pipelining unit of the ring (default 512K)",
+      {"TRAINMOVER_SEGMENT_BYTES",
+       "pipelining unit of the ring (default 512K); over transport tcp the allgather uses 4 "
+       "times it (capped at the larger of 4M and it), the broadcast a call's size / 8 within "
+       "[it, 4 times it]",
        [](tm_config_t& c, const char* v) -> Status {
          TM_ASSIGN_OR_RETURN(c.segment_bytes, parse_size(v));
          return Status::Ok();
@@ -347,6 +351,16 @@ Status CommConfig::validate() const {
     return bad("staging_buffers (TRAINMOVER_STAGING_BUFFERS)", "must be between 2 and 1024");
   }
   return Status::Ok();
+}
+
+size_t copy_segment_bytes(const CommConfig& config) {
+  const size_t segment = config.segment_bytes;
+  if (config.transport != "tcp") return segment;
+  return std::min(4 * segment, std::max(segment, kMaxP2PFrameBytes));
+}
+
+size_t broadcast_segment_bytes(const CommConfig& config, size_t bytes) {
+  return std::clamp(bytes / 8, config.segment_bytes, copy_segment_bytes(config));
 }
 
 }  // namespace trainmover

@@ -81,4 +81,27 @@ struct CommConfig {
   Status validate() const;
 };
 
+// Point-to-point messages go in frames of this size, and a link accepts
+// frames up to max(segment_bytes, this): it bounds what a cancelled frame's
+// rescue copy (StreamLink::cancel_pending) can cost.
+inline constexpr size_t kMaxP2PFrameBytes = size_t{4} << 20;
+
+// The ring's pipelining unit for the collectives that only copy (allgather
+// and broadcast: no reduction, so no staging buffer of segment_bytes): when
+// every link is TCP (transport "tcp"), 4 x segment_bytes (2 MiB by
+// default) within a link's frame limit, since larger messages cost fewer
+// system calls and wake-ups there (the allgather's ratio to OpenMPI-tcp
+// rose by 0.04-0.10 at 4-16 MiB); over shared memory they were slower
+// (docs/collectives.md), so segment_bytes otherwise. Every slot cuts a
+// call into the same messages: it depends only on the transport and
+// segment settings, which every process of a job shares.
+size_t copy_segment_bytes(const CommConfig& config);
+// The ring broadcast's segment for a call of `bytes`: a chain of N-1 hops
+// overlaps only while a call has segments enough, so bytes / 8 within
+// [segment_bytes, copy_segment_bytes]: 2 MiB from 16 MiB by default over
+// TCP (4 MiB in 2 MiB segments was slower than in 512 KiB ones), always
+// segment_bytes over shared memory. The call's size is the same on every
+// slot, so is the segment.
+size_t broadcast_segment_bytes(const CommConfig& config, size_t bytes);
+
 }  // namespace trainmover

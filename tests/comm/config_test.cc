@@ -289,5 +289,37 @@ TEST(EnvironmentHelp, ListsEveryVariable) {
   }
 }
 
+// Allgather and broadcast over TCP cut calls into 4 x segment_bytes, within
+// a link's frame limit (max(segment_bytes, 4 MiB)); over any other
+// transport into segment_bytes, which shared memory runs faster with.
+TEST(Config, CopySegmentIsFourSegmentsOverTcpWithinTheFrameLimit) {
+  CommConfig c;
+  EXPECT_EQ(copy_segment_bytes(c), 512u << 10);  // auto: may be shared memory
+  c.transport = "shm";
+  EXPECT_EQ(copy_segment_bytes(c), 512u << 10);
+  c.transport = "tcp";
+  EXPECT_EQ(copy_segment_bytes(c), 2u << 20);
+  c.segment_bytes = 64;
+  EXPECT_EQ(copy_segment_bytes(c), 256u);  // still many segments: the tests' pipelining
+  c.segment_bytes = 2u << 20;
+  EXPECT_EQ(copy_segment_bytes(c), kMaxP2PFrameBytes);
+  c.segment_bytes = 8u << 20;
+  EXPECT_EQ(copy_segment_bytes(c), 8u << 20);  // the frame limit is the segment itself
+}
+
+// A broadcast keeps 8 segments a call where it can, between segment_bytes
+// and copy_segment_bytes.
+TEST(Config, BroadcastSegmentKeepsEightSegmentsACall) {
+  CommConfig c;
+  c.transport = "tcp";
+  EXPECT_EQ(broadcast_segment_bytes(c, 1u << 20), 512u << 10);
+  EXPECT_EQ(broadcast_segment_bytes(c, 4u << 20), 512u << 10);
+  EXPECT_EQ(broadcast_segment_bytes(c, 8u << 20), 1u << 20);
+  EXPECT_EQ(broadcast_segment_bytes(c, 16u << 20), 2u << 20);
+  EXPECT_EQ(broadcast_segment_bytes(c, 64u << 20), 2u << 20);
+  c.transport = "auto";
+  EXPECT_EQ(broadcast_segment_bytes(c, 64u << 20), 512u << 10);
+}
+
 }  // namespace
 }  // namespace trainmover
