@@ -399,12 +399,19 @@ void Coordinator::Impl::slot_failed(int slot, const std::string& source, const s
   const ProcessId process = *membership_.slot(slot).process;
   // A process that said goodbye has run all its steps: its exit, however it
   // ended, is no failure (tm_worker_finish), and there is nothing to recover.
-  if (finished_pids_.contains(process.pid))
-    return emit("exit_after_finish", {{"slot", slot},
-                                      {"source", source},
-                                      {"detail", detail},
-                                      {"pid", process.pid},
-                                      {"host", process.host}});
+  // Unless a recovery under way or queued needs it (every rank prepares; a
+  // replica gives state), which a finished rank never does: then it fails
+  // and is replaced like any other (a stage killed just before its goodbye,
+  // after the other stage's).
+  if (finished_pids_.contains(process.pid)) {
+    if (!recovery_ && pending_.empty())
+      return emit("exit_after_finish", {{"slot", slot},
+                                        {"source", source},
+                                        {"detail", detail},
+                                        {"pid", process.pid},
+                                        {"host", process.host}});
+    finished_pids_.erase(process.pid);
+  }
   Clock::time_point now = Clock::now();
   // The recovery under way already replaces this slot (a migration whose
   // leaver died) unless it has switched, and the slot's new process failed.

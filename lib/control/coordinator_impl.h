@@ -182,7 +182,7 @@ class Coordinator::Impl {
   std::map<int, Suspect> suspects_;  // slot -> the latest report naming it
   // Processes that said goodbye: their exit, however it ends, is no failure
   // (with status 0 not even an event), even when their connection closed
-  // before the exit report came.
+  // before the exit report came; unless a recovery needs them (slot_failed).
   std::set<pid_t> finished_pids_;
   uint64_t next_order_id_ = 1;
   uint64_t next_recovery_id_ = 1;
