@@ -211,8 +211,7 @@ run_job() {
     sleep "$(printf '0.%03d' "$delay")"
     local now
     now=$(logged_step "$dir")
-    # Not in the last steps: a fault during the final hash fails the job
-    # (docs/runtime.md), and a finished job refuses a migration.
+    # A finished job also refuses a migration.
     [ "$now" -le $((steps - tail_steps)) ] || break
     # The log lags the ranks on a loaded machine: a slot may have finished.
     [ "$(count slot_finished "$dir")" -eq 0 ] || break

@@ -75,8 +75,9 @@ class Coordinator {
   // nodes); empty: any host.
   void report_exit(pid_t pid, int exit_code, int signal, const std::string& host = {});
   // Whether `pid` said goodbye (tm_worker_finish) before its exit was
-  // reported: that exit, however it ended, is then no failure and ends its
-  // slot's part in the job. Call after report_exit() for the same pid.
+  // reported and no recovery needed it: that exit, however it ended, is
+  // then no failure and ends its slot's part in the job. Call after
+  // report_exit() for the same pid.
   Result<bool> finished_training(pid_t pid, Duration timeout = std::chrono::seconds(5));
   // Planned migration of `slot` to a standby; ok once the recovery started.
   Status migrate(int slot, Duration timeout = std::chrono::seconds(5));
