@@ -403,14 +403,23 @@ Status Communicator::reduce_scatter_through_scratch(Algorithm algorithm, const v
         reduce_scatter_scratch_.data() + static_cast<size_t>(config_.slot) * recvcount * esize,
         recvcount * esize);
   }
-  const CollectiveKind kind = CollectiveKind::kReduceScatter;
-  const size_t kept =
-      std::max(config_.algorithms.doubling_max(kind), config_.algorithms.halving_max(kind));
-  if (reduce_scatter_scratch_.size() > kept) {
+  if (scratch_beyond_thresholds(reduce_scatter_scratch_.size())) {
     reduce_scatter_scratch_.clear();
     reduce_scatter_scratch_.shrink_to_fit();
   }
   return st;
+}
+
+// A scratch a forced algorithm needs at every call is kept (freeing it made
+// each call allocate and fault in its whole input again); one that only a
+// call beyond the size thresholds needed is not.
+bool Communicator::scratch_beyond_thresholds(size_t bytes) const {
+  const AlgorithmPolicy& policy = config_.algorithms;
+  if (policy.force == AlgorithmPolicy::Force::kDoubling ||
+      policy.force == AlgorithmPolicy::Force::kHalving)
+    return false;
+  const CollectiveKind kind = CollectiveKind::kReduceScatter;
+  return bytes > std::max(policy.doubling_max(kind), policy.halving_max(kind));
 }
 
 Status Communicator::allgather(const void* sendbuf, void* recvbuf, size_t sendcount,

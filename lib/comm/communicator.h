@@ -197,6 +197,8 @@ class Communicator {
   // reduce_scatter_scratch_, then this slot's block of it.
   Status reduce_scatter_through_scratch(Algorithm algorithm, const void* sendbuf, void* recvbuf,
                                         size_t recvcount, tm_datatype_t type, tm_redop_t op);
+  // Whether a reduce_scatter scratch of `bytes` is freed after its call.
+  bool scratch_beyond_thresholds(size_t bytes) const;
   uint64_t tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const;
   Status finish_call(Status status);
   void shut_down();
@@ -227,9 +229,11 @@ class Communicator {
   std::vector<uint64_t> recvs_from_;
   std::vector<std::optional<Endpoint>> endpoints_;
   std::vector<uint8_t> barrier_bytes_;
-  // The whole buffer of a reduce_scatter run by recursive doubling or halving:
-  // at most the larger of the two thresholds, unless TRAINMOVER_ALGO forces
-  // larger ones (then freed after the call).
+  // The whole buffer of a reduce_scatter run by recursive doubling or halving.
+  // Chosen by size, it is at most the larger of the two thresholds, and a
+  // larger one (thresholds raised only for that call's size) is freed after
+  // the call. Forced by TRAINMOVER_ALGO, every call runs through it, so it is
+  // kept at the largest call's size rather than made again at each call.
   std::vector<std::byte> reduce_scatter_scratch_;
   Status last_failure_;
   // Membership (caller thread).

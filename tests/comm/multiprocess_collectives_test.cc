@@ -13,6 +13,7 @@
 
 #include "comm/communicator.h"
 #include "comm/datatype.h"
+#include "common/page_faults.h"
 #include "rendezvous/tcp_store.h"
 #include "support/multiprocess.h"
 #include "support/reference.h"
@@ -191,6 +192,47 @@ TEST(Collectives, LargeAllreduceDefaultSegments) {
     auto comm = Communicator::create(job.config(slot, n, "large"));
     if (!comm.ok()) return failed(slot, "create", comm.status());
     return check_allreduce(*comm.value(), TM_FLOAT32, TM_SUM, count, false);
+  });
+  for (int s = 0; s < n; ++s)
+    EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
+        << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+}
+
+// TRAINMOVER_ALGO=halving sends every reduce_scatter through the
+// communicator's scratch, whatever its size: the scratch is kept between
+// calls, not freed after each one above the size thresholds and made (and
+// faulted in) again at the next. Counted in the calling thread's page
+// faults, which the kernel counts alike on any host.
+TEST(Collectives, ForcedHalvingKeepsTheReduceScatterScratch) {
+  constexpr int n = 4;
+  constexpr size_t kInputBytes = size_t{4} << 20;  // above every default threshold
+  constexpr size_t recvcount = kInputBytes / sizeof(float) / n;
+  constexpr int kCalls = 4;
+  constexpr uint64_t kPagesPerCall = kInputBytes / 4096;
+  testing::TestJob job;
+  auto exits = job.run(n, [&](int slot) {
+    CommConfig config = job.config(slot, n, "scratch");
+    config.algorithms.force = AlgorithmPolicy::Force::kHalving;
+    auto comm = Communicator::create(config);
+    if (!comm.ok()) return failed(slot, "create", comm.status());
+    Bytes send = testing::make_input(TM_FLOAT32, TM_SUM, slot, recvcount * n, 7);
+    Bytes recv(recvcount * sizeof(float));
+    auto call = [&] {
+      return comm.value()->reduce_scatter(send.data(), recv.data(), recvcount, TM_FLOAT32, TM_SUM);
+    };
+    if (Status st = call(); !st.ok()) return failed(slot, "first reduce_scatter", st);
+    const uint64_t before = thread_minor_faults();
+    for (int i = 0; i < kCalls; ++i) {
+      if (Status st = call(); !st.ok()) return failed(slot, "reduce_scatter", st);
+    }
+    const uint64_t faults = thread_minor_faults() - before;
+    if (faults >= kPagesPerCall / 2) {
+      std::fprintf(stderr, "slot %d: %llu page faults in %d calls (%llu pages of scratch each)\n",
+                   slot, static_cast<unsigned long long>(faults), kCalls,
+                   static_cast<unsigned long long>(kPagesPerCall));
+      return 6;
+    }
+    return 0;
   });
   for (int s = 0; s < n; ++s)
     EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
