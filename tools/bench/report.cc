@@ -35,12 +35,18 @@ void CollectiveReport::add_round(const std::string& impl, const std::vector<doub
   rounds_[impl].push_back(times);
 }
 
-double CollectiveReport::median_time(const std::string& impl, size_t size_index) const {
-  auto it = rounds_.find(impl);
-  if (it == rounds_.end()) return 0;
+std::vector<double> CollectiveReport::round_times(const std::string& impl,
+                                                  size_t size_index) const {
   std::vector<double> values;
+  auto it = rounds_.find(impl);
+  if (it == rounds_.end()) return values;
   for (const auto& round : it->second) values.push_back(round[size_index]);
-  return median(values);
+  return values;
+}
+
+double CollectiveReport::median_time(const std::string& impl, size_t size_index) const {
+  std::vector<double> values = round_times(impl, size_index);
+  return values.empty() ? 0 : median(values);
 }
 
 double CollectiveReport::busbw(uint64_t bytes, double time_s) const {
@@ -66,6 +72,17 @@ double CollectiveReport::ratio(const std::string& other, size_t i) const {
   double peer = median_time(other, i);
   if (tm <= 0 || peer <= 0) return std::numeric_limits<double>::quiet_NaN();
   return peer / tm;
+}
+
+std::vector<double> CollectiveReport::round_ratios(const std::string& other, size_t i) const {
+  const std::vector<double> tm = round_times(kImplTrainmover, i);
+  const std::vector<double> peer = round_times(other, i);
+  std::vector<double> out;
+  for (size_t r = 0; r < std::min(tm.size(), peer.size()); ++r) {
+    out.push_back(tm[r] <= 0 || peer[r] <= 0 ? std::numeric_limits<double>::quiet_NaN()
+                                             : peer[r] / tm[r]);
+  }
+  return out;
 }
 
 const char* CollectiveReport::trainmover_algorithm(size_t i) const {
@@ -98,13 +115,16 @@ void CollectiveReport::print_json() const {
                    {"iters", plan_[i].iters},
                    {"rounds", rounds_.at(impl).size()},
                    {"time_s", t},
+                   {"round_times_s", round_times(impl, i)},
                    {"busbw_GBps", busbw(plan_[i].bytes, t)}};
       if (memcpy_gbps_ > 0) line["host_memcpy_GBps"] = memcpy_gbps_;
       if (impl == kImplTrainmover) {
         line["algorithm"] = trainmover_algorithm(i);
         line["transport"] = options_.transport;
         for (const Peer& peer : kPeers) {
-          if (rounds_.count(peer.impl) != 0) line[peer.key] = ratio(peer.impl, i);
+          if (rounds_.count(peer.impl) == 0) continue;
+          line[peer.key] = ratio(peer.impl, i);
+          line[std::string(peer.key) + "_rounds"] = round_ratios(peer.impl, i);
         }
       }
       std::printf("%s\n", json_line(line).c_str());

@@ -30,6 +30,9 @@ class CollectiveReport {
 
   // Median over rounds; 0 when the implementation has no result.
   double median_time(const std::string& impl, size_t size_index) const;
+  // Each round's time, in round order (an implementation dropped after a
+  // failure has fewer: its rounds are the first ones).
+  std::vector<double> round_times(const std::string& impl, size_t size_index) const;
   // busbw in GB/s (nccl-tests): the bytes the call moves (collective.h) times
   // the collective's factor, over the time.
   double busbw(uint64_t bytes, double time_s) const;
@@ -38,6 +41,9 @@ class CollectiveReport {
   // The impls with results, in the order asked for.
   std::vector<std::string> measured_impls() const;
   double ratio(const std::string& other, size_t size_index) const;
+  // The same ratio within each round both ran: the pairs measured closest
+  // in time, so how the ratio moves across rounds shows the host's noise.
+  std::vector<double> round_ratios(const std::string& other, size_t size_index) const;
   const char* trainmover_algorithm(size_t size_index) const;
 
   double memcpy_gbps_ = 0;  // 0: not measured

@@ -22,6 +22,16 @@ void expect_result_keys(const Json& o, int nranks, double bytes,
   EXPECT_GT(json_number(o, "busbw_GBps").value(), 0);
 }
 
+// `key` holds one positive figure per round.
+void expect_per_round(const Json& o, const char* key, size_t rounds) {
+  ASSERT_TRUE(o.contains(key) && o.at(key).is_array()) << key << " in " << o.dump();
+  ASSERT_EQ(o.at(key).size(), rounds) << key << " in " << o.dump();
+  for (const Json& v : o.at(key)) {
+    ASSERT_TRUE(v.is_number()) << key << " in " << o.dump();
+    EXPECT_GT(v.get<double>(), 0) << key << " in " << o.dump();
+  }
+}
+
 TEST(BenchProgram, HelpDescribesSubcommandsAndOptions) {
   ToolRun top = bench("--help");
   EXPECT_EQ(top.status, 0);
@@ -112,12 +122,15 @@ TEST(BenchProgram, TinyRunOfEveryImplementation) {
     impls.insert(json_string(o, "impl").value_or("?"));
     ASSERT_TRUE(json_number(o, "bytes").ok());
     expect_result_keys(o, 2, json_number(o, "bytes").value());
+    expect_per_round(o, "round_times_s", 2);
     if (json_string(o, "impl") == "trainmover") {
 #ifdef HAVE_GLOO
       EXPECT_TRUE(json_number(o, "vs_gloo").ok());
+      expect_per_round(o, "vs_gloo_rounds", 2);
 #endif
 #ifdef HAVE_MPI
       EXPECT_TRUE(json_number(o, "vs_openmpi_tcp").ok());
+      expect_per_round(o, "vs_openmpi_tcp_rounds", 2);
 #endif
     }
   }
