@@ -403,7 +403,7 @@ Status Communicator::reduce_scatter_through_scratch(Algorithm algorithm, const v
         reduce_scatter_scratch_.data() + static_cast<size_t>(config_.slot) * recvcount * esize,
         recvcount * esize);
   }
-  if (scratch_beyond_thresholds(reduce_scatter_scratch_.size())) {
+  if (frees_reduce_scatter_scratch(reduce_scatter_scratch_.size())) {
     reduce_scatter_scratch_.clear();
     reduce_scatter_scratch_.shrink_to_fit();
   }
@@ -413,7 +413,7 @@ Status Communicator::reduce_scatter_through_scratch(Algorithm algorithm, const v
 // A scratch a forced algorithm needs at every call is kept (freeing it made
 // each call allocate and fault in its whole input again); one that only a
 // call beyond the size thresholds needed is not.
-bool Communicator::scratch_beyond_thresholds(size_t bytes) const {
+bool Communicator::frees_reduce_scatter_scratch(size_t bytes) const {
   const AlgorithmPolicy& policy = config_.algorithms;
   if (policy.force == AlgorithmPolicy::Force::kDoubling ||
       policy.force == AlgorithmPolicy::Force::kHalving)

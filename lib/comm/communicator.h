@@ -198,7 +198,7 @@ class Communicator {
   Status reduce_scatter_through_scratch(Algorithm algorithm, const void* sendbuf, void* recvbuf,
                                         size_t recvcount, tm_datatype_t type, tm_redop_t op);
   // Whether a reduce_scatter scratch of `bytes` is freed after its call.
-  bool scratch_beyond_thresholds(size_t bytes) const;
+  bool frees_reduce_scatter_scratch(size_t bytes) const;
   uint64_t tag(OpKind kind, uint64_t seq, tm_datatype_t type, tm_redop_t op) const;
   Status finish_call(Status status);
   void shut_down();

@@ -21,6 +21,13 @@ constexpr Peer kPeers[] = {{kImplGloo, "vs_gloo", "tm/gloo"},
                            {kImplOpenmpiTcp, "vs_openmpi_tcp", "tm/ompi"},
                            {kImplOpenmpiShm, "vs_openmpi_shm", "tm/ompi-shm"}};
 
+// The peer's time over trainmover's: trainmover's busbw over the peer's.
+// NaN when a time is 0 (no result).
+double time_ratio(double tm, double peer) {
+  if (tm <= 0 || peer <= 0) return std::numeric_limits<double>::quiet_NaN();
+  return peer / tm;
+}
+
 void print_ratio(double r) {
   if (std::isnan(r)) {
     std::printf(" %8s", "-");
@@ -68,20 +75,15 @@ std::vector<std::string> CollectiveReport::measured_impls() const {
 // the inverse ratio of times, which is the same for N > 1 and still defined
 // for N = 1 (busbw 0). NaN (JSON null, "-" in the table) when a time is 0.
 double CollectiveReport::ratio(const std::string& other, size_t i) const {
-  double tm = median_time(kImplTrainmover, i);
-  double peer = median_time(other, i);
-  if (tm <= 0 || peer <= 0) return std::numeric_limits<double>::quiet_NaN();
-  return peer / tm;
+  return time_ratio(median_time(kImplTrainmover, i), median_time(other, i));
 }
 
 std::vector<double> CollectiveReport::round_ratios(const std::string& other, size_t i) const {
   const std::vector<double> tm = round_times(kImplTrainmover, i);
   const std::vector<double> peer = round_times(other, i);
   std::vector<double> out;
-  for (size_t r = 0; r < std::min(tm.size(), peer.size()); ++r) {
-    out.push_back(tm[r] <= 0 || peer[r] <= 0 ? std::numeric_limits<double>::quiet_NaN()
-                                             : peer[r] / tm[r]);
-  }
+  for (size_t r = 0; r < std::min(tm.size(), peer.size()); ++r)
+    out.push_back(time_ratio(tm[r], peer[r]));
   return out;
 }
 
