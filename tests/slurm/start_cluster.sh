@@ -1,11 +1,15 @@
 # Sourced by the Slurm tests: tm_start_cluster NAME NNODES [PLUGSTACK]
 # starts a cluster of NNODES in a fresh folder $dir under $PWD (never under
 # /tmp: each node mounts its own /tmp), exports SLURM_CONF, and stops it and
-# removes $dir when the test exits (after running $tm_on_exit, if set).
+# removes $dir when the test exits. $tm_on_exit, if set, runs at any exit
+# after the call, a skip included.
 # It exits the test with cluster.sh's status when the cluster cannot start
 # (77: skipped, without root or the Slurm packages).
 tm_cluster_sh=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/cluster.sh
 tm_start_cluster() {
+  # The caller's cleanup runs on every exit, the skips included (distcheck
+  # finds any file the test leaves behind).
+  trap 'eval "${tm_on_exit:-}"' EXIT
   # Every node mounts a /tmp of its own: a build under /tmp is out of the
   # nodes' sight (its programs, the plugin, the cluster folder).
   case $PWD in
