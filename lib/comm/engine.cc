@@ -1,5 +1,7 @@
 #include "comm/engine.h"
 
+#include <sched.h>
+
 #include "common/log.h"
 
 namespace trainmover {
@@ -8,6 +10,11 @@ namespace {
 constexpr Duration kSpinBeforeSleep = std::chrono::microseconds(50);
 // How often a caller that keeps finding ring traffic looks at its sockets.
 constexpr Duration kSocketLookPeriod = std::chrono::microseconds(500);
+// How long from an operation's start its caller looks at its sockets
+// without sleeping. A short operation's next message mostly arrives within
+// it, and a caller asleep in epoll_wait pays a wake-up for each message
+// (docs/latency.md: 4 KiB broadcast over TCP 22-27 -> 14-21 us).
+constexpr Duration kSocketSpin = std::chrono::microseconds(30);
 }  // namespace
 
 Result<std::unique_ptr<Engine>> Engine::create() {
@@ -85,6 +92,7 @@ Status Engine::execute(Operation& op) {
       task.result = error(TM_ERROR_INTERNAL, "two operations submitted at once");
     } else {
       active_ = &task;
+      const Clock::time_point socket_spin_until = Clock::now() + kSocketSpin;
       Status st;
       while (st.ok()) {
         process();
@@ -100,8 +108,8 @@ Status Engine::execute(Operation& op) {
         }
         // Shared-memory links tell without a system call that the peer
         // wrote: look at them a short while, yielding the CPU between looks,
-        // before sleeping. Sockets are not polled: spinning on epoll was no
-        // faster on 4 ranks and 2 CPUs (docs/latency.md).
+        // before sleeping. Sockets cost a system call per look, so they are
+        // polled only for the operation's first kSocketSpin.
         // The sockets (handshakes, heartbeats, a peer's end) get a look at
         // least every kSocketLookPeriod, so that a stream of ring traffic
         // never starves them.
@@ -113,6 +121,11 @@ Status Engine::execute(Operation& op) {
           continue;
         }
         last_socket_look_ = Clock::now();
+        if (last_socket_look_ < socket_spin_until) {
+          st = loop_->run_once(Duration::zero());
+          sched_yield();  // the peer we wait for may need this CPU
+          continue;
+        }
         st = wait_events();
       }
       if (!task.done) {

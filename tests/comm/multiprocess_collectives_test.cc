@@ -5,6 +5,9 @@
 // and over shared memory.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -362,6 +365,57 @@ TEST(PointToPoint, LargeMessageInManyFrames) {
         << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
   }
 }
+
+// CPU time the calling thread has used (getrusage RUSAGE_THREAD), in seconds.
+double thread_cpu_s() {
+  rusage usage{};
+  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// A caller looks at its links without sleeping only briefly (the engine's
+// bounded spin, docs/latency.md): one that waits 300 ms for a message
+// sleeps through nearly all of it. Unbounded, the wait would cost ~300 ms
+// of CPU.
+class WaitingReceiver : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WaitingReceiver, SleepsInsteadOfSpinning) {
+  constexpr int n = 2;
+  constexpr auto kSenderDelay = std::chrono::milliseconds(300);
+  constexpr double kMaxCpuS = 0.06;
+  testing::TestJob job;
+  auto exits = job.run(n, [&](int slot) {
+    CommConfig config = job.config(slot, n, "waiting-" + GetParam());
+    config.transport = GetParam();
+    auto comm = Communicator::create(config);
+    if (!comm.ok()) return failed(slot, "create", comm.status());
+    Communicator& c = *comm.value();
+    int64_t value = slot;
+    // A first exchange, so that the links are up before the timed wait.
+    if (Status st = c.allreduce(&value, &value, 1, TM_INT64, TM_SUM); !st.ok())
+      return failed(slot, "allreduce", st);
+    if (slot == 1) {
+      std::this_thread::sleep_for(kSenderDelay);
+      Status st = c.send(&value, 1, TM_INT64, 0);
+      return st.ok() ? 0 : failed(slot, "send", st);
+    }
+    const double before = thread_cpu_s();
+    if (Status st = c.recv(&value, 1, TM_INT64, 1); !st.ok()) return failed(slot, "recv", st);
+    const double cpu = thread_cpu_s() - before;
+    if (cpu > kMaxCpuS) {
+      std::fprintf(stderr, "slot 0: %.3f s of CPU waiting 0.3 s for a message (at most %.3f)\n",
+                   cpu, kMaxCpuS);
+      return 6;
+    }
+    return 0;
+  });
+  for (int s = 0; s < n; ++s)
+    EXPECT_TRUE(exits[static_cast<size_t>(s)].ok())
+        << "slot " << s << ": " << exits[static_cast<size_t>(s)].describe();
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, WaitingReceiver, ::testing::Values("tcp", "shm"));
 
 }  // namespace
 }  // namespace trainmover
