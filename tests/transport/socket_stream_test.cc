@@ -35,6 +35,21 @@ class SocketStreamTest : public ::testing::Test {
     return n == 0 ? "<end>" : out;
   }
 
+  // Reads `length` bytes in as many parts as they come (an event before
+  // each); `first_part` gets the size of the first.
+  std::string read_whole(size_t length, size_t* first_part = nullptr) {
+    std::string got;
+    while (got.size() < length) {
+      stream_->on_wakeup(EPOLLIN);
+      std::string part = read(length - got.size());
+      if (part == "<end>" || part == "<error>") return got + part;
+      if (part == "<EAGAIN>") continue;
+      if (got.empty() && first_part != nullptr) *first_part = part.size();
+      got += part;
+    }
+    return got;
+  }
+
   std::unique_ptr<SocketStream> stream_;
   UniqueFd peer_;
 };
@@ -94,6 +109,56 @@ TEST_F(SocketStreamTest, LargeReadsGoStraightIntoTheCallersMemoryInOrder) {
   }
   writer.join();
   EXPECT_EQ(got, big);
+}
+
+// A frame of a 48-byte header and a 40000-byte payload, as a frame stream
+// reads it: the header read buffers the whole frame, and the payload comes
+// from the buffer without a second recv (with a 16 KiB buffer it came in
+// two parts, the second from a recv of its own).
+TEST_F(SocketStreamTest, AMidSizeFrameComesFromOneReceive) {
+  const std::string header(48, 'h'), payload(40000, 'p');
+  // The payload size the stream has seen last decides the refill: a first
+  // frame of this size teaches it.
+  for (int frame = 0; frame < 2; ++frame) {
+    peer_writes(header + payload);
+    stream_->on_wakeup(EPOLLIN);
+    EXPECT_EQ(read(header.size()), header);
+    EXPECT_EQ(read(payload.size()), payload) << "frame " << frame << ": in one part";
+    EXPECT_EQ(read(header.size()), "<EAGAIN>") << "frame " << frame << ": the socket was drained";
+  }
+}
+
+// Once a payload larger than the buffer came, a header read buffers only a
+// little of the next frame: the rest goes straight into the caller's
+// memory, not through a copy in the buffer. Mid-size frames after them are
+// buffered whole again.
+TEST_F(SocketStreamTest, AfterALargePayloadTheHeaderReadBuffersLittle) {
+  const std::string header(48, 'h'), payload(80000, 'p');
+  std::thread writer([&] {
+    const std::string frames = header + payload + header + payload;
+    size_t done = 0;
+    while (done < frames.size()) {
+      ssize_t n = ::send(peer_.get(), frames.data() + done, frames.size() - done, MSG_NOSIGNAL);
+      if (n > 0) done += static_cast<size_t>(n);
+    }
+  });
+  EXPECT_EQ(read_whole(header.size()), header);
+  EXPECT_EQ(read_whole(payload.size()), payload);
+  writer.join();  // the second frame is in the socket in full
+  stream_->on_wakeup(EPOLLIN);
+  EXPECT_EQ(read_whole(header.size()), header);
+  size_t first_part = 0;
+  EXPECT_EQ(read_whole(payload.size(), &first_part), payload);
+  EXPECT_LE(first_part, size_t{16} << 10) << "the payload's first part came from the buffer";
+  // Mid-size frames again: the first one's payload found its start buffered
+  // and fit, so the next header read buffers the whole of the next frame.
+  const std::string mid(40000, 'm');
+  peer_writes(header + mid + header + mid);
+  stream_->on_wakeup(EPOLLIN);
+  EXPECT_EQ(read_whole(header.size()), header);
+  EXPECT_EQ(read_whole(mid.size()), mid);
+  EXPECT_EQ(read_whole(header.size()), header);
+  EXPECT_EQ(read(mid.size()), mid) << "the second mid-size frame in one part";
 }
 
 }  // namespace

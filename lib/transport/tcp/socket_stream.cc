@@ -31,14 +31,21 @@ size_t SocketStream::take_buffered(std::byte* dst, size_t length) {
 }
 
 ssize_t SocketStream::read(std::byte* dst, size_t length) {
-  if (buffered_begin_ < buffered_end_) return static_cast<ssize_t>(take_buffered(dst, length));
+  const bool buffered = buffered_begin_ < buffered_end_;
+  // A payload's first read finds the start of it buffered by the header's
+  // read; the rest of a payload that did not fit finds the buffer empty and
+  // says nothing about the next frame.
+  if (length > kLargeRefillUpTo) refill_bytes_ = kSmallRefillBytes;
+  if (length >= kDirectBytes && length <= kLargeRefillUpTo && buffered)
+    refill_bytes_ = kBufferBytes;
+  if (buffered) return static_cast<ssize_t>(take_buffered(dst, length));
   if (drained_ && length > 0) {
     errno = EAGAIN;
     return -1;
   }
   if (length >= kDirectBytes || length == 0) return receive(dst, length);
   if (!buffer_) buffer_ = std::make_unique<std::array<std::byte, kBufferBytes>>();
-  ssize_t n = receive(buffer_->data(), buffer_->size());
+  ssize_t n = receive(buffer_->data(), refill_bytes_);
   if (n <= 0) return n;
   buffered_begin_ = 0;
   buffered_end_ = static_cast<size_t>(n);

@@ -1,16 +1,20 @@
 // SocketStream: the ByteStream (transport/byte_stream.h) of a connected,
 // non-blocking stream socket (TCP, or a Unix socket in tests).
 //
-// Small reads go through a 16 KiB buffer, so that a small frame (its
-// header and payload) costs one recv(2) instead of three: the header, the
-// payload, and the read that finds the socket empty, which an
-// edge-triggered loop needs. A read that returns less than it asked for
-// found the socket drained, so the next read answers EAGAIN without a
-// system call until the next event on fd() (on_wakeup), which the kernel
-// raises for any byte that arrives after that read. Except when the event
-// said the peer hung up: its end of stream may wait behind the data, and no
-// later event would announce it. Reads of 8 KiB or more go straight into
-// the caller's memory.
+// Small reads go through a buffer, so that a frame (its header and
+// payload) costs one recv(2) instead of three: the header, the payload, and
+// the read that finds the socket empty, which an edge-triggered loop needs.
+// A small read refills the buffer with up to 68 KiB while the reads of 8
+// KiB or more (payloads) fit in it, so that frames up to 64 KiB take one
+// recv each; once a larger read came, the refill asks for 16 KiB only, and
+// most of a large frame goes straight into the caller's memory without a
+// copy through the buffer (docs/latency.md). A read that returns less than
+// it asked for found the socket drained, so the next read answers EAGAIN
+// without a system call until the next event on fd() (on_wakeup), which the
+// kernel raises for any byte that arrives after that read. Except when the
+// event said the peer hung up: its end of stream may wait behind the data,
+// and no later event would announce it. Reads of 8 KiB or more that find
+// the buffer empty go straight into the caller's memory.
 #pragma once
 
 #include <array>
@@ -36,7 +40,10 @@ class SocketStream final : public ByteStream {
   const char* kind() const override { return "TCP"; }
 
  private:
-  static constexpr size_t kBufferBytes = size_t{16} << 10;
+  // A 64 KiB payload and its frame's header fit in the buffer.
+  static constexpr size_t kBufferBytes = size_t{68} << 10;
+  static constexpr size_t kLargeRefillUpTo = size_t{64} << 10;
+  static constexpr size_t kSmallRefillBytes = size_t{16} << 10;
   static constexpr size_t kDirectBytes = size_t{8} << 10;
 
   // One recv(2) of up to `length` bytes; notes whether it drained the socket.
@@ -47,8 +54,9 @@ class SocketStream final : public ByteStream {
   std::unique_ptr<std::array<std::byte, kBufferBytes>> buffer_;  // made at the first small read
   size_t buffered_begin_ = 0;
   size_t buffered_end_ = 0;
-  bool drained_ = false;           // the last recv found no more bytes
-  bool trust_short_reads_ = true;  // false once an event said the peer hung up
+  size_t refill_bytes_ = kBufferBytes;  // what a refill asks recv(2) for
+  bool drained_ = false;                // the last recv found no more bytes
+  bool trust_short_reads_ = true;       // false once an event said the peer hung up
 };
 
 inline std::unique_ptr<ByteStream> socket_stream(UniqueFd fd) {
