@@ -111,15 +111,21 @@ TEST_F(SocketStreamTest, LargeReadsGoStraightIntoTheCallersMemoryInOrder) {
   EXPECT_EQ(got, big);
 }
 
-// A frame of a 48-byte header and a 40000-byte payload, as a frame stream
-// reads it: the header read buffers the whole frame, and the payload comes
-// from the buffer without a second recv (with a 16 KiB buffer it came in
-// two parts, the second from a recv of its own).
+// Frames of a 48-byte header and a 40000-byte payload, as a frame stream
+// reads them. A fresh stream's buffer is 16 KiB (a link that carries only
+// small frames, as one a switch has just opened, holds no more), so the
+// first payload comes in two parts. It found its start buffered, so the
+// buffer grows: the next header read buffers the whole frame, and the
+// payload comes from the buffer without a second recv.
 TEST_F(SocketStreamTest, AMidSizeFrameComesFromOneReceive) {
   const std::string header(48, 'h'), payload(40000, 'p');
-  // The payload size the stream has seen last decides the refill: a first
-  // frame of this size teaches it.
-  for (int frame = 0; frame < 2; ++frame) {
+  peer_writes(header + payload);
+  stream_->on_wakeup(EPOLLIN);
+  EXPECT_EQ(read(header.size()), header);
+  size_t first_part = 0;
+  EXPECT_EQ(read_whole(payload.size(), &first_part), payload);
+  EXPECT_EQ(first_part, (size_t{16} << 10) - header.size()) << "a fresh stream buffers 16 KiB";
+  for (int frame = 1; frame < 3; ++frame) {
     peer_writes(header + payload);
     stream_->on_wakeup(EPOLLIN);
     EXPECT_EQ(read(header.size()), header);

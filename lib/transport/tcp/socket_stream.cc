@@ -25,9 +25,15 @@ ssize_t SocketStream::receive(std::byte* dst, size_t length) {
 
 size_t SocketStream::take_buffered(std::byte* dst, size_t length) {
   size_t n = std::min(length, buffered_end_ - buffered_begin_);
-  std::memcpy(dst, buffer_->data() + buffered_begin_, n);
+  std::memcpy(dst, buffer_.get() + buffered_begin_, n);
   buffered_begin_ += n;
   return n;
+}
+
+void SocketStream::size_buffer_for_refill() {
+  if (buffer_bytes_ >= refill_bytes_) return;
+  buffer_ = std::make_unique_for_overwrite<std::byte[]>(refill_bytes_);
+  buffer_bytes_ = refill_bytes_;
 }
 
 ssize_t SocketStream::read(std::byte* dst, size_t length) {
@@ -37,15 +43,15 @@ ssize_t SocketStream::read(std::byte* dst, size_t length) {
   // says nothing about the next frame.
   if (length > kLargeRefillUpTo) refill_bytes_ = kSmallRefillBytes;
   if (length >= kDirectBytes && length <= kLargeRefillUpTo && buffered)
-    refill_bytes_ = kBufferBytes;
+    refill_bytes_ = kLargeBufferBytes;
   if (buffered) return static_cast<ssize_t>(take_buffered(dst, length));
   if (drained_ && length > 0) {
     errno = EAGAIN;
     return -1;
   }
   if (length >= kDirectBytes || length == 0) return receive(dst, length);
-  if (!buffer_) buffer_ = std::make_unique<std::array<std::byte, kBufferBytes>>();
-  ssize_t n = receive(buffer_->data(), refill_bytes_);
+  size_buffer_for_refill();
+  ssize_t n = receive(buffer_.get(), refill_bytes_);
   if (n <= 0) return n;
   buffered_begin_ = 0;
   buffered_end_ = static_cast<size_t>(n);

@@ -4,11 +4,14 @@
 // Small reads go through a buffer, so that a frame (its header and
 // payload) costs one recv(2) instead of three: the header, the payload, and
 // the read that finds the socket empty, which an edge-triggered loop needs.
-// A small read refills the buffer with up to 68 KiB while the reads of 8
-// KiB or more (payloads) fit in it, so that frames up to 64 KiB take one
-// recv each; once a larger read came, the refill asks for 16 KiB only, and
-// most of a large frame goes straight into the caller's memory without a
-// copy through the buffer (docs/latency.md). A read that returns less than
+// The buffer starts at 16 KiB, made at the first small read. Once a payload
+// of 8 to 64 KiB found its start buffered, the buffer grows to 68 KiB (at
+// its next refill, when it is empty) and a refill asks for all of it, so
+// that frames up to 64 KiB take one recv each; after a larger read a refill
+// asks for 16 KiB only, and most of a large frame goes straight into the
+// caller's memory without a copy through the buffer (docs/latency.md). A
+// link that carries only small frames, such as a link a switch has just
+// opened, never holds more than 16 KiB. A read that returns less than
 // it asked for found the socket drained, so the next read answers EAGAIN
 // without a system call until the next event on fd() (on_wakeup), which the
 // kernel raises for any byte that arrives after that read. Except when the
@@ -17,7 +20,6 @@
 // the buffer empty go straight into the caller's memory.
 #pragma once
 
-#include <array>
 #include <memory>
 
 #include "common/unique_fd.h"
@@ -40,8 +42,8 @@ class SocketStream final : public ByteStream {
   const char* kind() const override { return "TCP"; }
 
  private:
-  // A 64 KiB payload and its frame's header fit in the buffer.
-  static constexpr size_t kBufferBytes = size_t{68} << 10;
+  // A 64 KiB payload and its frame's header fit in the grown buffer.
+  static constexpr size_t kLargeBufferBytes = size_t{68} << 10;
   static constexpr size_t kLargeRefillUpTo = size_t{64} << 10;
   static constexpr size_t kSmallRefillBytes = size_t{16} << 10;
   static constexpr size_t kDirectBytes = size_t{8} << 10;
@@ -49,14 +51,17 @@ class SocketStream final : public ByteStream {
   // One recv(2) of up to `length` bytes; notes whether it drained the socket.
   ssize_t receive(std::byte* dst, size_t length);
   size_t take_buffered(std::byte* dst, size_t length);
+  // Makes the buffer refill_bytes_ long; called only while it is empty.
+  void size_buffer_for_refill();
 
   UniqueFd fd_;
-  std::unique_ptr<std::array<std::byte, kBufferBytes>> buffer_;  // made at the first small read
+  std::unique_ptr<std::byte[]> buffer_;  // made at the first small read
+  size_t buffer_bytes_ = 0;
   size_t buffered_begin_ = 0;
   size_t buffered_end_ = 0;
-  size_t refill_bytes_ = kBufferBytes;  // what a refill asks recv(2) for
-  bool drained_ = false;                // the last recv found no more bytes
-  bool trust_short_reads_ = true;       // false once an event said the peer hung up
+  size_t refill_bytes_ = kSmallRefillBytes;  // what a refill asks recv(2) for
+  bool drained_ = false;                     // the last recv found no more bytes
+  bool trust_short_reads_ = true;            // false once an event said the peer hung up
 };
 
 inline std::unique_ptr<ByteStream> socket_stream(UniqueFd fd) {
