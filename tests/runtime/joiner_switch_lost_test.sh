@@ -10,7 +10,7 @@
 # standby. DP 2 x PP 2, two standbys, slot 1 killed at step 15; the job
 # finishes and its final parameter hash equals a run's without the faults.
 . "$(dirname "$0")/runtime_lib.sh"
-standbys=2
+standbys=2 steps=150  # still running once both standbys are warm
 export TRAINMOVER_TEST_JOINER_SWITCH_DELAY=2
 start_job --standby-wait 5
 wait_step 15
