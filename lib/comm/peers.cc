@@ -81,9 +81,12 @@ void PeerTable::retire_replaced() {
   }
 }
 
+// A dead link goes too, at the next prune rather than here: it is retired
+// in the switch, and freeing its buffers (a shm link unmaps its two rings,
+// the last mapping of the dead peer's pages) would lengthen phase 2.
 void PeerTable::retire(std::unique_ptr<transport::Link> link) {
-  if (!link || link->failed()) return;  // a dead link just goes
-  link->close_gracefully();
+  if (!link) return;
+  if (!link->failed()) link->close_gracefully();
   retiring_.push_back({std::move(link), Clock::now()});
 }
 
