@@ -81,13 +81,18 @@ Result<tm_comm_t> open_sandbox(tm_config_t config, int slot, const std::string& 
   return comm;
 }
 
-// This slot's DP group: the world's slots of its stage (color), in DP order
-// (key), so group slot = DP index. On a standby world, a standby group.
+// The DP group's key: one for every slot, so the group is ordered by world
+// slot, which within a stage is DP order (group slot = DP index). A key
+// that does not depend on the slot lets a standby make its group before it
+// knows the slot it will serve (StageComm::become_standby).
+constexpr int kDpKey = 0;
+
+// This slot's DP group: the world's slots of its stage (color). On a
+// standby world, a standby group.
 Result<tm_comm_t> split_dp(tm_comm_t world, const Topology& t, const tm_config_t* config) {
   tm_comm_t group = nullptr;
-  TM_RETURN_IF_ERROR(
-      api_status(tm_comm_split_config(world, t.stage(), t.dp_index(), &group, config),
-                 str_cat("split the DP group of stage ", t.stage()), world));
+  TM_RETURN_IF_ERROR(api_status(tm_comm_split_config(world, t.stage(), kDpKey, &group, config),
+                                str_cat("split the DP group of stage ", t.stage()), world));
   return group;
 }
 
@@ -170,16 +175,20 @@ std::vector<std::string> StageComm::trace_paths(const std::string& trace_dir, in
   return paths;
 }
 
-Status StageComm::go_standby(int slot) {
-  if (slot < 0 || slot >= topo_.nslots() || slot / topo_.dp != topo_.stage())
-    return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is not of stage ", topo_.stage());
+Status StageComm::become_standby() {
   TM_ASSIGN_OR_RETURN(tm_config_t config, job_config(topo_.dp, topo_.pp));
   TM_RETURN_IF_ERROR(go_standby_comm(world_, config, topo_.nslots(), "gpt-world"));
-  topo_.slot = slot;
   if (dp_ != nullptr)
-    TM_RETURN_IF_ERROR(api_status(tm_comm_go_split(dp_, world_, topo_.stage(), topo_.dp_index()),
+    TM_RETURN_IF_ERROR(api_status(tm_comm_go_split(dp_, world_, topo_.stage(), kDpKey),
                                   "turn the DP sandbox into the standby group of its stage",
                                   nullptr));
+  return Status::Ok();
+}
+
+Status StageComm::take_slot(int slot) {
+  if (slot < 0 || slot >= topo_.nslots() || slot / topo_.dp != topo_.stage())
+    return error(TM_ERROR_INVALID_ARGUMENT, "slot ", slot, " is not of stage ", topo_.stage());
+  topo_.slot = slot;
   return Status::Ok();
 }
 

@@ -62,10 +62,13 @@ class StageComm {
   // The trace files a sandbox of `stage` replays, in `trace_dir`.
   static std::vector<std::string> trace_paths(const std::string& trace_dir, int dp, int pp,
                                               int stage);
-  // Promoted to `slot` (of the same stage): turns the sandboxes into
-  // standbys of the job in place (tm_comm_go_standby), so what the warm-up
-  // allocated around them stays valid.
-  Status go_standby(int slot);
+  // A warmed-up stage's sandboxes turned into standbys of the job in place
+  // (tm_comm_go_standby, tm_comm_go_split), so that what the warm-up
+  // allocated around them stays valid. No slot is needed: a standby does it
+  // before it is promoted, so its promotion makes no communicator.
+  Status become_standby();
+  // Promoted to `slot`, of this stage: the slot the communicators will join.
+  Status take_slot(int slot);
   // Registers the communicators with the runtime's worker, each with the job
   // slots that serve its slots.
   Status register_with(tm_worker_t worker) const;

@@ -4,8 +4,10 @@
 // runs real training steps of it on sandbox communicators that answer from
 // the traces the job's ranks recorded in its first steps. What the steps
 // allocated and touched (parameters, optimizer moments, activations and
-// caches, the data loader, the allocator's pools, resident pages) stays, so
-// a promotion to that role only adds the job's links and the state.
+// caches, the data loader, the allocator's pools, resident pages) stays,
+// and its sandboxes then become standbys of the job (their store
+// connections, listeners and progress threads made), so a promotion to that
+// role only adds the job's links and the state.
 //
 // Outcome per role, reported to the coordinator: warm, or cold when its
 // trace did not appear within the wait or its replay failed (the reason is
@@ -39,8 +41,8 @@ class Warmup {
                             const std::string& trace_dir, uint64_t iterations, double wait_s,
                             tm_worker_t worker);
 
-  // The warmed stage of `slot`, its sandboxes turned into standbys of the
-  // job; nullptr when that stage is cold. The other warmed stages (their
+  // The warmed stage of `slot`, whose sandboxes became standbys of the job
+  // at the end of its warm-up; nullptr when that stage is cold. The other warmed stages (their
   // buffers and the rings their sandboxes made) stay until release_others()
   // or the destructor: unmapping them is CPU work that would lie on the
   // recovery's critical path here (docs/runtime.md).
