@@ -42,10 +42,10 @@ class Warmup {
                             tm_worker_t worker);
 
   // The warmed stage of `slot`, whose sandboxes became standbys of the job
-  // at the end of its warm-up; nullptr when that stage is cold. The other warmed stages (their
-  // buffers and the rings their sandboxes made) stay until release_others()
-  // or the destructor: unmapping them is CPU work that would lie on the
-  // recovery's critical path here (docs/runtime.md).
+  // at the end of its warm-up; nullptr when that stage is cold. The other
+  // warmed stages (their buffers and the rings their sandboxes made) stay
+  // until release_others() or the destructor: unmapping them is CPU work
+  // that would lie on the recovery's critical path here (docs/runtime.md).
   Result<std::unique_ptr<WarmStage>> take(int slot);
   // Frees every warmed stage not taken: the joiner calls it once its first
   // step is done.

@@ -385,6 +385,11 @@ Result<uint64_t> Worker::join() {
   kind_ = WorkerKind::kActive;
   state_listener_.reset();
   measure_joiner_step_ = true;
+  // The coordinator ends the recovery at the joiners' first step done: a
+  // joiner heartbeats at the resume step's boundary and the next one's at
+  // once. Stayers do not: 2 messages a rank that the coordinator would read
+  // inside the recovery for nothing.
+  announce_steps_ = 2;
   return resume;
 }
 

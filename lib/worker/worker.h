@@ -168,7 +168,7 @@ class Worker {
   std::vector<std::byte> snapshots_[2];
   uint64_t snapshot_step_[2] = {UINT64_MAX, UINT64_MAX};
   std::optional<uint64_t> last_boundary_;
-  int announce_steps_ = 0;  // boundaries after a switch that heartbeat at once
+  int announce_steps_ = 0;  // a joiner's boundaries after its switch that heartbeat at once
   bool rolled_back_ = false;
   std::optional<control::Order> promotion_;
   bool warmup_reported_ = false;             // warmup_done() was called

@@ -72,14 +72,7 @@ Result<uint64_t> Worker::serve_orders(std::optional<Order> first) {
     bool switched = false;
     uint64_t resume = 0;
     TM_RETURN_IF_ERROR(carry_out(order, switched, resume));
-    if (switched) {
-      // The coordinator ends the recovery at the joiners' first step done:
-      // a joiner (still a standby here) heartbeats at the resume step's
-      // boundary and the next one's at once. Stayers do not: 2 messages a
-      // rank that the coordinator would read inside the recovery for nothing.
-      if (kind_ == WorkerKind::kStandby) announce_steps_ = 2;
-      return resume;
-    }
+    if (switched) return resume;
   }
 }
 
