@@ -80,6 +80,8 @@ std::string EventPrinter::describe(const json& e) {
     return str_cat("slot ", i("slot"), "'s process ", i("pid"),
                    " ended after it finished training (", s("detail"),
                    "): no failure, nothing to recover");
+  if (name == "exit_ignored" && e.contains("slot"))  // the end of a failure told earlier
+    return str_cat("slot ", i("slot"), "'s failed process ", i("pid"), " ended: ", s("detail"));
   if (name == "job_stopped") return str_cat("job stopped: ", s("reason"));
   return "";
 }

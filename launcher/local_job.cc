@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "child_env.h"
 #include "common/parse.h"
 #include "common/secret.h"
+#include "control/lifeline.h"
 #include "rendezvous/tcp_store_server.h"
 #include "spawn.h"
 
@@ -35,6 +37,7 @@ struct Rank {
   UniqueFd out;
   bool running = true;
   bool truncated = false;
+  std::unique_ptr<control::LifelineWatch> lifeline;  // with on_dying
 };
 
 // What every process of the job is started with.
@@ -44,6 +47,9 @@ struct Launch {
   std::string secret_hex;
   std::string store_address;
   EnvVars env;
+  // Set before the job signals its own processes: their lifelines then tell
+  // nothing (on_dying is for exits nobody chose).
+  std::shared_ptr<std::atomic<bool>> stopping = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Starts process `index` of the job: an active rank (index < nprocs) or a
@@ -59,11 +65,23 @@ Result<Rank> start_process(const LocalJobOptions& options, const Launch& launch,
                        options.capture_stdout};
   request.die_with_parent = std::none_of(
       env.begin(), env.end(), [](const auto& e) { return e.first == "TRAINMOVER_CONTROL"; });
-  TM_ASSIGN_OR_RETURN(SpawnedChild child, spawn_child(request));
   Rank rank;
+  if (options.on_dying) {
+    TM_ASSIGN_OR_RETURN(rank.lifeline, control::LifelineWatch::create());
+    request.env.push_back(str_cat(control::kLifelineFdEnv, "=", rank.lifeline->fd()));
+    request.inherit_fds.push_back(rank.lifeline->fd());
+  }
+  TM_ASSIGN_OR_RETURN(SpawnedChild child, spawn_child(request));
   rank.result.rank = index;
   rank.result.pid = child.pid;
   rank.out = std::move(child.stdout_reader);
+  if (rank.lifeline) {
+    rank.lifeline->close_fd();
+    TM_RETURN_IF_ERROR(rank.lifeline->watch(
+        [on_dying = options.on_dying, stopping = launch.stopping, pid = child.pid] {
+          if (!*stopping) on_dying(pid);
+        }));
+  }
   return rank;
 }
 
@@ -109,6 +127,7 @@ class Supervisor {
 };
 
 void Supervisor::signal_running(int sig) {
+  *launch_.stopping = true;
   for (Rank& rank : ranks_) {
     if (!rank.running) continue;
     rank.result.stopped_by_job = true;
@@ -193,6 +212,7 @@ void Supervisor::reap() {
     pid_t r = waitpid(rank.result.pid, &wstatus, WNOHANG);
     if (r == 0 || (r < 0 && errno == EINTR)) continue;
     rank.running = false;
+    rank.lifeline.reset();  // its thread has ended: the dead holder let go
     if (r > 0 && WIFEXITED(wstatus)) {
       rank.result.exited = true;
       rank.result.exit_code = WEXITSTATUS(wstatus);

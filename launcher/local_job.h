@@ -55,6 +55,11 @@ struct LocalJobOptions {
   // Called on the supervisor's thread at once for every child that exits:
   // exit_code when it exited, else -1 and the signal.
   std::function<void(pid_t pid, int exit_code, int signal)> on_exit;
+  // Set: every child gets a lifeline (control/lifeline.h), and this is
+  // called on that lifeline's own thread as soon as the child begins an
+  // exit it did not choose (killed, crashed), ahead of on_exit; never for a
+  // child the job itself stops.
+  std::function<void(pid_t pid)> on_dying;
   // Runtime mode, asked after on_exit for a process that did not exit 0:
   // whether it had finished training first (told the coordinator so). Such
   // an exit is no failure, and it counts as the process's finish.

@@ -104,6 +104,9 @@ Result<RuntimeJobResult> run_runtime_job(RuntimeJobOptions options) {
   job.on_exit = [&](pid_t pid, int exit_code, int signal) {
     if (coordinator) coordinator->report_exit(pid, exit_code, signal);
   };
+  job.on_dying = [&](pid_t pid) {
+    if (coordinator) coordinator->report_dying(pid);
+  };
   job.finished_training = [&](pid_t pid) {
     if (!coordinator) return false;
     auto finished = coordinator->finished_training(pid);

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include "common/parse.h"
 #include "common/secret.h"
 #include "control/control_client.h"
+#include "control/lifeline.h"
 #include "local_job.h"
 #include "spawn.h"
 #include "task_store.h"
@@ -174,11 +176,15 @@ struct Supervised {
 };
 
 // Waits for the child, forwarding signals and stopping a leftover standby.
-Supervised supervise(pid_t child, int signals, TaskWatch& watch, Duration kill_grace) {
+// `stopping` is set before the child is signalled (its lifeline then tells
+// nothing).
+Supervised supervise(pid_t child, int signals, TaskWatch& watch, Duration kill_grace,
+                     std::atomic<bool>& stopping) {
   Supervised s;
   std::optional<Deadline> kill_at;
   auto stop_child = [&] {
     if (kill_at) return;
+    stopping = true;
     kill(-child, SIGTERM);
     kill_at = Deadline::after(kill_grace);
   };
@@ -186,8 +192,10 @@ Supervised supervise(pid_t child, int signals, TaskWatch& watch, Duration kill_g
     pid_t r = waitpid(child, &s.wstatus, WNOHANG);
     if (r == child) return s;
     signalfd_siginfo info;
-    while (read(signals, &info, sizeof info) == sizeof info)
+    while (read(signals, &info, sizeof info) == sizeof info) {
+      stopping = true;
       kill(-child, static_cast<int>(info.ssi_signo));
+    }
     watch.poll();
     if (watch.job_done()) {
       s.stopped_by_us = true;
@@ -232,17 +240,36 @@ int run_slurm_task(const SlurmTaskOptions& options) {
   extra.emplace_back("TRAINMOVER_PMIX_EVENTS", pmix_events_wanted() ? "1" : "0");
   // Under srun --mpi=pmix the program's first wire-up goes through PMIx.
   const std::string store = task_store_spec(job->store, pmix_wireup_wanted());
-  auto child = spawn_child(
-      {*path, options.argv,
-       child_environment(
-           {std::max(options.slot, 0), job->nslots, job->job_id, job->secret_hex, store}, extra)});
+  // The child's death is reported at the start of its exit (before the
+  // client goes: declared after it).
+  std::atomic<bool> stopping{false};
+  auto lifeline = control::LifelineWatch::create();
+  if (!lifeline.ok()) {
+    std::fprintf(stderr, "trainmover-launch: %s\n", lifeline.status().message().c_str());
+    return kExitStartFailed;
+  }
+  extra.emplace_back(control::kLifelineFdEnv, std::to_string((*lifeline)->fd()));
+  SpawnRequest request{
+      *path, options.argv,
+      child_environment(
+          {std::max(options.slot, 0), job->nslots, job->job_id, job->secret_hex, store}, extra)};
+  request.inherit_fds.push_back((*lifeline)->fd());
+  auto child = spawn_child(request);
   if (!child.ok()) {
     std::fprintf(stderr, "trainmover-launch: %s\n", child.status().message().c_str());
     return kExitStartFailed;
   }
   write_pid_file(child->pid);
+  (*lifeline)->close_fd();
+  control::ControlClient& channel = **client;
+  const pid_t child_pid = child->pid;
+  auto watched = (*lifeline)->watch([&channel, &stopping, child_pid, host] {
+    if (!stopping) (void)channel.send(control::ExitReport{child_pid, -1, 0, host, true});
+  });
+  if (!watched.ok()) std::fprintf(stderr, "trainmover-launch: %s\n", watched.message().c_str());
   TaskWatch watch(**client, job->nslots);
-  Supervised s = supervise(child->pid, signals->get(), watch, options.kill_grace);
+  Supervised s = supervise(child->pid, signals->get(), watch, options.kill_grace, stopping);
+  lifeline->reset();  // its thread has ended with the child
   (void)unlink(child_pid_file(getpid()).c_str());
   if (s.job_stopped) return kExitJobStopped;
   if (s.stopped_by_us || (WIFEXITED(s.wstatus) && WEXITSTATUS(s.wstatus) == 0)) return 0;

@@ -32,7 +32,7 @@ Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp,
                              int stdout_writer, int error_writer, pid_t parent,
-                             bool die_with_parent) {
+                             bool die_with_parent, const std::vector<int>& inherit_fds) {
   setpgid(0, 0);
   if (die_with_parent) prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
@@ -46,6 +46,13 @@ Result<std::pair<UniqueFd, UniqueFd>> make_pipe() {
     int err = errno;
     (void)!write(error_writer, &err, sizeof err);
     _exit(127);
+  }
+  for (int fd : inherit_fds) {  // a plain loop over a vector built before fork
+    if (fcntl(fd, F_SETFD, 0) != 0) {
+      int err = errno;
+      (void)!write(error_writer, &err, sizeof err);
+      _exit(127);
+    }
   }
   execve(path, argv, envp);
   int err = errno;
@@ -89,7 +96,7 @@ Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   if (pid == 0) {
     exec_child(request.path.c_str(), argv.data(), envp.data(),
                request.capture_stdout ? out_pipe.second.get() : -1, error_pipe.second.get(), parent,
-               request.die_with_parent);
+               request.die_with_parent, request.inherit_fds);
   }
   setpgid(pid, pid);  // also done by the child; whichever runs first wins the race
   error_pipe.second.reset();

@@ -30,6 +30,9 @@ struct SpawnRequest {
   // says so, and stops (ControlClient), as it must under Slurm, where the
   // coordinator is not its parent.
   bool die_with_parent = true;
+  // Close-on-exec descriptors of ours that the child keeps across its exec
+  // (a lifeline: control/lifeline.h), at the same numbers.
+  std::vector<int> inherit_fds{};
 };
 
 struct SpawnedChild {

@@ -469,13 +469,16 @@ typedef tm_result_t (*tm_rollback_fn)(void* context, uint64_t* next_step);
 
 /* Connects to the coordinator when the environment names one, and to the
  * job's store (TRAINMOVER_STORE; a standby under a PMIx store takes part in
- * the first wire-up's fence here). A standby
+ * the first wire-up's fence here). With TRAINMOVER_LIFELINE_FD it holds the
+ * launcher's lifeline, on a thread of its own, so the launcher hears of the
+ * process's death at the start of its exit. A standby
  * starts as "starting"; it reports its warm-up with the two calls below, or
  * else tm_worker_wait_promotion() reports it ready (cold) for every role.
  * On success *worker is owned by the caller until tm_worker_destroy(). */
 tm_result_t tm_worker_init(tm_worker_t* worker);
 /* Closes the coordinator connection (it sees it close; after
- * tm_worker_finish() that is no failure). NULL is accepted. */
+ * tm_worker_finish() that is no failure) and releases the lifeline (the
+ * exit that follows is not heard as a death). NULL is accepted. */
 tm_result_t tm_worker_destroy(tm_worker_t worker);
 tm_result_t tm_worker_kind(tm_worker_t worker, tm_worker_kind_t* kind);
 

@@ -78,6 +78,7 @@ json fields_of(const FailureReport& m) {
 json fields_of(const ExitReport& m) {
   json j = {{"pid", m.pid}, {"exit_code", m.exit_code}, {"signal", m.signal}};
   if (!m.host.empty()) j["host"] = m.host;
+  if (m.begun) j["begun"] = true;
   return j;
 }
 json fields_of(const TaskLost& m) { return {{"task", m.task}, {"detail", m.detail}}; }
@@ -179,6 +180,12 @@ class Fields {
   int64_t optional_integer(const char* name, int64_t min, int64_t max, int64_t absent) {
     if (!object_.contains(name)) return absent;
     return integer(name, min, max);
+  }
+  // A boolean field that may be absent (added after the message's first
+  // version): false when it is.
+  bool optional_boolean(const char* name) {
+    if (!object_.contains(name)) return false;
+    return boolean(name);
   }
   // A text field that may be absent (added after the message's first
   // version): "" when it is.
@@ -322,6 +329,7 @@ Message read(Fields& f, ExitReport) {
   m.exit_code = static_cast<int>(f.integer("exit_code", -1, 255));
   m.signal = static_cast<int>(f.integer("signal", 0, 128));
   m.host = f.optional_text("host");
+  m.begun = f.optional_boolean("begun");
   return m;
 }
 Message read(Fields& f, TaskLost) {

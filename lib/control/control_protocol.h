@@ -21,7 +21,8 @@
 //     Register        first message on every connection; kind says who.
 //     Heartbeat       liveness; `step` is the step the rank is in (active) or 0.
 //     FailureReport   a rank's collective failed because of `failed_slot`.
-//     ExitReport      a launcher saw process `pid` exit (code or signal).
+//     ExitReport      a launcher saw process `pid` exit (code or signal), or
+//                     begin to (its lifeline broke).
 //     TaskLost        the resource manager (a PMIx event a rank heard) says
 //                     the process of task `task` (its PMIx rank, as its
 //                     Register named it) is gone.
@@ -101,6 +102,9 @@ struct ExitReport {
   // The host the process ran on, as it registered (pids repeat across
   // nodes); empty: any host (a launcher on the coordinator's own host).
   std::string host{};
+  // The exit has only begun (the process's lifeline, lifeline.h): its
+  // status is not known yet, and a report with it follows.
+  bool begun = false;
 };
 struct TaskLost {
   int task = 0;

@@ -1,5 +1,6 @@
 #include "control/coordinator.h"
 
+#include <algorithm>
 #include <future>
 
 #include "common/log.h"
@@ -186,6 +187,7 @@ void Coordinator::Impl::handle(ConnectionId id, Peer& peer, const Message& messa
   }
   if (auto* m = std::get_if<ExitReport>(&message)) {
     if (peer.kind != PeerKind::kLauncher) return refuse("launchers");
+    if (m->begun) return handle_dying(m->pid, m->host);
     return handle_exit(m->pid, m->exit_code, m->signal, m->host);
   }
   if (auto* m = std::get_if<TaskLost>(&message)) {
@@ -368,6 +370,13 @@ void Coordinator::Impl::on_closed(ConnectionId id, const Status& why) {
   if (peer.standby >= 0) standby_lost(peer.standby, "control connection closed: " + why.message());
 }
 
+void Coordinator::Impl::handle_dying(pid_t pid, const std::string& host) {
+  const std::string detail = "its process began to exit (killed or crashed)";
+  if (auto slot = membership_.slot_of_pid(pid, host))
+    return slot_failed(*slot, "lifeline", detail, Clock::now());
+  if (auto standby = membership_.standby_of_pid(pid, host)) return standby_lost(*standby, detail);
+}
+
 void Coordinator::Impl::handle_exit(pid_t pid, int exit_code, int signal, const std::string& host) {
   std::string detail = describe_exit(exit_code, signal);
   if (exit_code == 0 && signal == 0 && finished_pids_.count(pid) > 0) return;
@@ -377,6 +386,17 @@ void Coordinator::Impl::handle_exit(pid_t pid, int exit_code, int signal, const 
     return slot_failed(*slot, "exit", detail, Clock::now());
   }
   if (auto standby = membership_.standby_of_pid(pid, host)) return standby_lost(*standby, detail);
+  auto failed = std::find_if(failed_processes_.begin(), failed_processes_.end(), [&](auto& e) {
+    return e.first.second == pid && (host.empty() || e.first.first == host);
+  });
+  if (failed != failed_processes_.end()) {
+    const int slot = failed->second;
+    failed_processes_.erase(failed);
+    return emit("exit_ignored", {{"pid", pid},
+                                 {"slot", slot},
+                                 {"detail", detail},
+                                 {"why", str_cat("slot ", slot, " failed already")}});
+  }
   emit("exit_ignored",
        {{"pid", pid}, {"detail", detail}, {"why", "the process serves no slot and is no standby"}});
 }
@@ -426,6 +446,7 @@ void Coordinator::Impl::slot_failed(int slot, const std::string& source, const s
                        {"detection_s", to_seconds(now - failed_at)}});
   if (auto id = connection_of_slot(slot))
     fence(*id, "slot " + std::to_string(slot) + " failed: " + detail);
+  if (source != "exit") failed_processes_[{process.host, process.pid}] = slot;
   membership_.vacate(slot);
   if (recovery_ && recovery_lost_slot(slot, failed_at, now)) return;  // folded in
   if (!covered) enqueue_recovery({slot, RecoveryCause::kFailure, failed_at, now});
@@ -534,6 +555,10 @@ void Coordinator::report_exit(pid_t pid, int exit_code, int signal, const std::s
   impl_->post([impl = impl_.get(), pid, exit_code, signal, host] {
     impl->handle_exit(pid, exit_code, signal, host);
   });
+}
+
+void Coordinator::report_dying(pid_t pid, const std::string& host) {
+  impl_->post([impl = impl_.get(), pid, host] { impl->handle_dying(pid, host); });
 }
 
 Status Coordinator::migrate(int slot, Duration timeout) {

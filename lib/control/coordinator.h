@@ -74,6 +74,10 @@ class Coordinator {
   // `host`: where the process ran, as it registered (pids repeat across
   // nodes); empty: any host.
   void report_exit(pid_t pid, int exit_code, int signal, const std::string& host = {});
+  // A launcher's lifeline (lifeline.h) says `pid` began an exit it did not
+  // choose: its slot fails now, ahead of the exit report, which follows
+  // once the kernel has torn the process down.
+  void report_dying(pid_t pid, const std::string& host = {});
   // Whether `pid` said goodbye (tm_worker_finish) before its exit was
   // reported and no recovery needed it: that exit, however it ended, is
   // then no failure and ends its slot's part in the job. Call after

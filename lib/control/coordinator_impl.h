@@ -69,6 +69,7 @@ class Coordinator::Impl {
 
   // ---- on the coordinator's thread -----------------------------------------
   void handle_exit(pid_t pid, int exit_code, int signal, const std::string& host = {});
+  void handle_dying(pid_t pid, const std::string& host);
   Status request_migration(int slot);
   nlohmann::json status_json() const;
   bool finished_training(pid_t pid) const { return finished_pids_.contains(pid); }
@@ -184,6 +185,10 @@ class Coordinator::Impl {
   // (with status 0 not even an event), even when their connection closed
   // before the exit report came; unless a recovery needs them (slot_failed).
   std::set<pid_t> finished_pids_;
+  // The processes of failed slots whose exit is not reported yet (a
+  // lifeline or a lost connection told first): (host, pid) -> slot, so the
+  // report, when it comes, names the slot and how the process ended.
+  std::map<std::pair<std::string, pid_t>, int> failed_processes_;
   uint64_t next_order_id_ = 1;
   uint64_t next_recovery_id_ = 1;
   uint64_t last_epoch_used_ = 0;

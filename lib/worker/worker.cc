@@ -94,6 +94,8 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   w->kind_ = get_env("TRAINMOVER_STANDBY").value_or("0") == "1" ? WorkerKind::kStandby
                                                                 : WorkerKind::kActive;
   w->slot_ = w->kind_ == WorkerKind::kActive ? config.slot : -1;
+  // Armed before the coordinator knows us: any death after registration is heard early.
+  TM_ASSIGN_OR_RETURN(w->lifeline_, control::LifelineHolder::from_env());
   control::ControlClientOptions options;
   options.address = *address;
   options.job_id = config.job_id;
@@ -503,6 +505,7 @@ Status Worker::finish() {
   // report it from: the report goes ahead of the goodbye that ends the
   // recovery.
   if (measure_joiner_step_ && first_step_) TM_RETURN_IF_ERROR(report_first_step());
+  if (lifeline_) lifeline_->release();  // our exit from here on is no failure
   TM_RETURN_IF_ERROR(client_->send(control::Goodbye{"training finished"}));
   // A status round trip: once its reply is here, the goodbye was handled, so
   // our exit is known to be no failure.

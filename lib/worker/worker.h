@@ -30,6 +30,7 @@
 #include "common/secret.h"
 #include "common/status.h"
 #include "control/control_client.h"
+#include "control/lifeline.h"
 #include "rendezvous/store.h"
 #include "trainmover/trainmover.h"
 #include "worker/pmix_failures.h"
@@ -138,7 +139,10 @@ class Worker {
   // The process's CPU seconds when the last order arrived (set on the
   // control client's thread): each ack reports the CPU spent since.
   std::atomic<double> order_cpu_mark_{0};
-  std::unique_ptr<PmixFailures> pmix_failures_;      // TRAINMOVER_PMIX_EVENTS=1
+  std::unique_ptr<PmixFailures> pmix_failures_;  // TRAINMOVER_PMIX_EVENTS=1
+  // Tells the launcher of this process's death at the start of its exit;
+  // released when it ends on purpose (finish(), ~Worker).
+  std::unique_ptr<control::LifelineHolder> lifeline_;
   Duration donor_delay_ = Duration::zero();          // TRAINMOVER_TEST_DONOR_DELAY
   Duration joiner_switch_delay_ = Duration::zero();  // TRAINMOVER_TEST_JOINER_SWITCH_DELAY
   Duration exit_delay_ = Duration::zero();           // TRAINMOVER_TEST_EXIT_DELAY

@@ -53,6 +53,13 @@ TEST(ControlProtocol, EveryMessageRoundTrips) {
     EXPECT_EQ(parsed->index(), m.index());
     EXPECT_EQ(encode_payload(parsed.value()), payload);
   }
+  // The begun flag (a lifeline's report) survives the trip too.
+  auto begun = parse_payload(encode_payload(ExitReport{4322, -1, 0, "n3", true}));
+  ASSERT_TRUE(begun.ok());
+  EXPECT_TRUE(std::get<ExitReport>(begun.value()).begun);
+  auto ended = parse_payload(encode_payload(ExitReport{1, 0, 0}));
+  ASSERT_TRUE(ended.ok());
+  EXPECT_FALSE(std::get<ExitReport>(ended.value()).begun);
 }
 
 TEST(ControlProtocol, FramesCarryMagicAndLength) {

@@ -797,6 +797,32 @@ TEST(Coordinator, FailureReportsAndLauncherExitReportsOverTheChannel) {
   std::remove(events_file.c_str());
 }
 
+// A launcher's lifeline report fails the slot at once, while its process
+// still runs; the exit report that follows names the slot it served.
+TEST(Coordinator, ALifelineReportFailsTheSlotAndTheExitFollows) {
+  Cluster job(3, 1, [&](CoordinatorConfig& c) { c.standby_wait = Duration::zero(); });
+  auto a = ControlClient::connect(in_process(job, PeerKind::kActive, 0, 1), job.secret());
+  pid_t b = job.active(1);
+  auto c = ControlClient::connect(in_process(job, PeerKind::kActive, 2, 3), job.secret());
+  auto launcher = ControlClient::connect(in_process(job, PeerKind::kLauncher, -1, 4), job.secret());
+  ASSERT_TRUE(a.ok() && c.ok() && launcher.ok());
+  job.wait_started(0);
+  ASSERT_TRUE(launcher.value()->send(ExitReport{b, -1, 0, "", true}).ok());
+  auto failed = job.wait_event("slot_failed");
+  ASSERT_TRUE(failed);
+  EXPECT_EQ((*failed)["slot"], 1);
+  EXPECT_EQ((*failed)["source"], "lifeline");
+  EXPECT_EQ((*failed)["pid"], b);
+  // Fenced, it stops by itself; the harness reports its exit as a launcher.
+  auto exit = job.wait_exit(b);
+  ASSERT_TRUE(exit);
+  auto ended = job.wait_event("exit_ignored");
+  ASSERT_TRUE(ended);
+  EXPECT_EQ((*ended)["slot"], 1);
+  EXPECT_EQ((*ended)["pid"], b);
+  EXPECT_EQ(job.count_events("slot_failed"), 1);
+}
+
 TEST(Coordinator, UnauthenticatedConnectionsAreBoundedAndTimedOut) {
   Cluster job(1, 1, [](CoordinatorConfig& c) {
     c.limits.max_pending_handshakes = 2;

@@ -29,6 +29,7 @@ inline std::vector<control::Message> sample_control_messages() {
           Heartbeat{41},
           FailureReport{5, "peer closed the link"},
           ExitReport{4321, -1, 9},
+          ExitReport{4322, -1, 0, "n3", true},
           warm,
           StatusRequest{},
           StatusReply{{{"epoch", 1}, {"slots", nlohmann::json::array()}}},
