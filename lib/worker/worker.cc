@@ -94,8 +94,16 @@ Result<std::unique_ptr<Worker>> Worker::create() {
   w->kind_ = get_env("TRAINMOVER_STANDBY").value_or("0") == "1" ? WorkerKind::kStandby
                                                                 : WorkerKind::kActive;
   w->slot_ = w->kind_ == WorkerKind::kActive ? config.slot : -1;
-  // Armed before the coordinator knows us: any death after registration is heard early.
-  TM_ASSIGN_OR_RETURN(w->lifeline_, control::LifelineHolder::from_env());
+  // Armed before the coordinator knows us: any death after registration is
+  // heard early. Without it (a program that closed inherited descriptors)
+  // the job runs on: its exits and connections still tell, only later.
+  auto lifeline = control::LifelineHolder::from_env();
+  if (lifeline.ok()) {
+    w->lifeline_ = std::move(*lifeline);
+  } else {
+    log(LogLevel::kWarn, "no lifeline (", lifeline.status().message(),
+        "): the launcher hears of this process's death only at the end of its exit");
+  }
   control::ControlClientOptions options;
   options.address = *address;
   options.job_id = config.job_id;
