@@ -37,4 +37,8 @@ echo "$failed" | grep -q '"source":"lifeline"' ||
   { echo "FAIL: slot 0 was not failed by its lifeline" >&2; cat "$work/events" >&2; exit 1; }
 grep '"event":"exit_ignored"' "$work/events" | grep '"slot":0' | grep -q '"detail":"exit by signal 9"' ||
   { echo "FAIL: no exit report naming slot 0 and signal 9" >&2; cat "$work/events" >&2; exit 1; }
-echo "PASS: the lifeline told of the kill before the exit ended"
+t_failed=$(echo "$failed" | sed 's/.*"time":\([0-9.]*\).*/\1/')
+t_exit=$(grep '"event":"exit_ignored"' "$work/events" | grep '"slot":0' | sed 's/.*"time":\([0-9.]*\).*/\1/')
+ahead=$(awk -v a="$t_failed" -v b="$t_exit" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+echo "PASS: the lifeline told of the kill $ahead ms before the exit report"
+
