@@ -17,7 +17,6 @@
 #include "child_env.h"
 #include "common/parse.h"
 #include "common/secret.h"
-#include "control/lifeline.h"
 #include "rendezvous/tcp_store_server.h"
 #include "spawn.h"
 
@@ -67,16 +66,13 @@ Result<Rank> start_process(const LocalJobOptions& options, const Launch& launch,
       env.begin(), env.end(), [](const auto& e) { return e.first == "TRAINMOVER_CONTROL"; });
   Rank rank;
   if (options.on_dying) {
-    TM_ASSIGN_OR_RETURN(rank.lifeline, control::LifelineWatch::create());
-    request.env.push_back(str_cat(control::kLifelineFdEnv, "=", rank.lifeline->fd()));
-    request.inherit_fds.push_back(rank.lifeline->fd());
+    TM_ASSIGN_OR_RETURN(rank.lifeline, add_lifeline(request));
   }
   TM_ASSIGN_OR_RETURN(SpawnedChild child, spawn_child(request));
   rank.result.rank = index;
   rank.result.pid = child.pid;
   rank.out = std::move(child.stdout_reader);
   if (rank.lifeline) {
-    rank.lifeline->close_fd();
     TM_RETURN_IF_ERROR(rank.lifeline->watch(
         [on_dying = options.on_dying, stopping = launch.stopping, pid = child.pid] {
           if (!*stopping) on_dying(pid);

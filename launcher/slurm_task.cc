@@ -18,7 +18,6 @@
 #include "common/parse.h"
 #include "common/secret.h"
 #include "control/control_client.h"
-#include "control/lifeline.h"
 #include "local_job.h"
 #include "spawn.h"
 #include "task_store.h"
@@ -243,24 +242,21 @@ int run_slurm_task(const SlurmTaskOptions& options) {
   // The child's death is reported at the start of its exit (before the
   // client goes: declared after it).
   std::atomic<bool> stopping{false};
-  auto lifeline = control::LifelineWatch::create();
-  if (!lifeline.ok()) {
-    std::fprintf(stderr, "trainmover-launch: %s\n", lifeline.status().message().c_str());
-    return kExitStartFailed;
-  }
-  extra.emplace_back(control::kLifelineFdEnv, std::to_string((*lifeline)->fd()));
   SpawnRequest request{
       *path, options.argv,
       child_environment(
           {std::max(options.slot, 0), job->nslots, job->job_id, job->secret_hex, store}, extra)};
-  request.inherit_fds.push_back((*lifeline)->fd());
+  auto lifeline = add_lifeline(request);
+  if (!lifeline.ok()) {
+    std::fprintf(stderr, "trainmover-launch: %s\n", lifeline.status().message().c_str());
+    return kExitStartFailed;
+  }
   auto child = spawn_child(request);
   if (!child.ok()) {
     std::fprintf(stderr, "trainmover-launch: %s\n", child.status().message().c_str());
     return kExitStartFailed;
   }
   write_pid_file(child->pid);
-  (*lifeline)->close_fd();
   control::ControlClient& channel = **client;
   const pid_t child_pid = child->pid;
   auto watched = (*lifeline)->watch([&channel, &stopping, child_pid, host] {

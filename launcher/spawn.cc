@@ -11,6 +11,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/str.h"
+
 namespace trainmover::launcher {
 namespace {
 
@@ -75,6 +77,13 @@ Status read_exec_status(int error_reader, const std::string& path) {
 }
 
 }  // namespace
+
+Result<std::unique_ptr<control::LifelineWatch>> add_lifeline(SpawnRequest& request) {
+  TM_ASSIGN_OR_RETURN(auto lifeline, control::LifelineWatch::create());
+  request.env.push_back(str_cat(control::kLifelineFdEnv, "=", lifeline->fd()));
+  request.inherit_fds.push_back(lifeline->fd());
+  return lifeline;
+}
 
 Result<SpawnedChild> spawn_child(const SpawnRequest& request) {
   if (request.argv.empty()) return error(TM_ERROR_INVALID_ARGUMENT, "spawn: empty argv");

@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "common/unique_fd.h"
+#include "control/lifeline.h"
 
 namespace trainmover::launcher {
 
@@ -39,6 +40,11 @@ struct SpawnedChild {
   pid_t pid = -1;          // also its process group id
   UniqueFd stdout_reader;  // non-blocking read end, when captured
 };
+
+// A lifeline (control/lifeline.h) for the child `request` starts: its
+// variable goes into request.env and its descriptor into inherit_fds. Once
+// the child runs, start watching it with LifelineWatch::watch.
+Result<std::unique_ptr<control::LifelineWatch>> add_lifeline(SpawnRequest& request);
 
 // Starts the child. PR_SET_PDEATHSIG ties it to the calling *thread*: call
 // from a thread that outlives the child (the main thread, in our tools).

@@ -99,6 +99,7 @@ LifelineWatch::~LifelineWatch() {
 Status LifelineWatch::watch(std::function<void()> on_death) {
   if (thread_.joinable())
     return error(TM_ERROR_INVALID_ARGUMENT, "the lifeline is watched already");
+  fd_.reset();  // the child has its own: ours would only keep the page alive
   thread_ = std::thread([this, on_death = std::move(on_death)] { run(on_death); });
   return Status::Ok();
 }

@@ -52,10 +52,10 @@ class LifelineMapping {
 };
 
 // The watcher's end, in the process that starts the watched one.
-// Threading: create(), fd(), close_fd() and watch() on one thread;
-// on_death runs on the watch's own thread, at most once. The destructor
-// stops and joins that thread (at once when the holder has died or was
-// never armed; within kLifelinePoll while a holder is alive).
+// Threading: create(), fd() and watch() on one thread; on_death runs on the
+// watch's own thread, at most once. The destructor stops and joins that
+// thread (at once when the holder has died or was never armed; within
+// 200 ms while a holder is alive).
 class LifelineWatch {
  public:
   // A fresh page, and its memfd (close-on-exec: the spawner clears that in
@@ -66,9 +66,9 @@ class LifelineWatch {
   LifelineWatch& operator=(const LifelineWatch&) = delete;
 
   int fd() const { return fd_.get(); }
-  void close_fd() { fd_.reset(); }  // once the child has it
-  // Starts watching: `on_death` runs when the holder's thread begins its
-  // exit without having released the lifeline.
+  // Once the child has the descriptor: closes ours and starts watching.
+  // `on_death` runs when the holder's thread begins its exit without having
+  // released the lifeline.
   Status watch(std::function<void()> on_death);
 
  private:
