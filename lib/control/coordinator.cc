@@ -1,5 +1,7 @@
 #include "control/coordinator.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <future>
 
@@ -53,6 +55,7 @@ Status Coordinator::Impl::listen() {
 }
 
 void Coordinator::Impl::run() {
+  ::pthread_setname_np(::pthread_self(), "tm-coordinator");  // for top, perf and gdb
   while (!stopping_) {
     Duration wait =
         std::min<Duration>(config_.heartbeat_interval / 2, std::chrono::milliseconds(50));
