@@ -62,8 +62,10 @@ struct AlgorithmPolicy {
   // 512 KiB to 16 MiB over TCP (tied at 64 MiB) and to 4 MiB over shared
   // memory (5-15% behind at 16 and 32 MiB); the choice cannot depend on the
   // transport, as a communicator may mix them. Above, the ring, whose
-  // traffic does not grow when N is no power of two. reduce_scatter: off by default, as it tied
-  // the ring on 4 ranks here (it won at 1 MiB on 8; docs/collectives.md).
+  // traffic does not grow when N is no power of two. reduce_scatter: from
+  // its doubling threshold to 256 KiB, where it beat the ring on 4 ranks
+  // over TCP and shared memory alike (2026-12-07; to 1 MiB over TCP, tied
+  // there over shared memory; docs/collectives.md).
   HalvingThresholds halving_max_bytes = kDefaultHalvingMaxBytes;
 
   static constexpr DoublingThresholds kDefaultDoublingMaxBytes = {
@@ -74,10 +76,10 @@ struct AlgorithmPolicy {
   };
 
   static constexpr HalvingThresholds kDefaultHalvingMaxBytes = {
-      size_t{16} << 20,  // allreduce
-      0,                 // reduce_scatter: only when set or forced
-      0,                 // allgather: none
-      0,                 // broadcast: none
+      size_t{16} << 20,   // allreduce
+      size_t{256} << 10,  // reduce_scatter
+      0,                  // allgather: none
+      0,                  // broadcast: none
   };
 
   size_t doubling_max(CollectiveKind kind) const {
